@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/* ltx public API: the LT/LTX/ST/VALIDATE/COMMIT transactional-memory ISA in C. */
+#ifndef LTX_TM_H
+#define LTX_TM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One machine word, the unit of tm_lt/tm_ltx/tm_st. */
+typedef uintptr_t tm_word_t;
+
+/*
+ * Abort causes, as returned by tm_status().  Bits 0-5 keep Intel RTM's
+ * layout (EAX after an XBEGIN abort) so masks written for RTM read the same;
+ * ltx's own causes start at bit 6.  Bits 24-31 carry a code: the signal
+ * number for TM_ABORT_SIGNAL and TM_ABORT_FAULT.
+ */
+#define TM_ABORT_EXPLICIT (1u << 0)  /* tm_abort() was called */
+#define TM_ABORT_RETRY (1u << 1)     /* the transaction may succeed on retry */
+#define TM_ABORT_CONFLICT (1u << 2)  /* another transaction held a line */
+#define TM_ABORT_CAPACITY (1u << 3)  /* the transaction cache overflowed */
+#define TM_ABORT_DEBUG (1u << 4)     /* reserved (RTM layout) */
+#define TM_ABORT_NESTED (1u << 5)    /* reserved (RTM layout) */
+#define TM_ABORT_SIGNAL (1u << 6)    /* a signal was delivered in the tx */
+#define TM_ABORT_FAULT (1u << 7)     /* a doomed tx faulted (SIGSEGV...) */
+#define TM_ABORT_VALIDATE (1u << 8)  /* a line read changed (invisible mode) */
+#define TM_ABORT_NOMEM (1u << 9)     /* no memory for the tx's logs */
+#define TM_ABORT_CODE(status) (((status) >> 24) & 0xffu)
+
+/* Transactional operations (the article's LT, LTX, ST). */
+
+/*
+ * tm_lt: LT, a shared transactional load of the aligned word at addr.
+ * Starts a transaction if none is in progress.  If the line is held by
+ * another transaction the load fails silently: the transaction is doomed
+ * and this and every later load in it return 0 without reading memory.
+ */
+tm_word_t tm_lt(const void *addr);
+
+/* tm_ltx: LTX, an exclusive transactional load (the line is taken in E). */
+tm_word_t tm_ltx(const void *addr);
+
+/* tm_st: ST, a buffered transactional store of one aligned word. */
+void tm_st(void *addr, tm_word_t val);
+
+/* Sized forms: any naturally aligned 1, 2, 4 or 8 byte object. */
+uint8_t tm_lt_u8(const void *addr);
+uint16_t tm_lt_u16(const void *addr);
+uint32_t tm_lt_u32(const void *addr);
+uint64_t tm_lt_u64(const void *addr);
+uint8_t tm_ltx_u8(const void *addr);
+uint16_t tm_ltx_u16(const void *addr);
+uint32_t tm_ltx_u32(const void *addr);
+uint64_t tm_ltx_u64(const void *addr);
+void tm_st_u8(void *addr, uint8_t val);
+void tm_st_u16(void *addr, uint16_t val);
+void tm_st_u32(void *addr, uint32_t val);
+void tm_st_u64(void *addr, uint64_t val);
+
+/* Byte ranges of any size and alignment (structs, strings). */
+void tm_lt_bytes(void *dst, const void *src, size_t n);
+void tm_st_bytes(void *dst, const void *src, size_t n);
+
+/*
+ * tm_validate: VALIDATE.  Returns true if the transaction can still commit
+ * (or if none is in progress).  Returns false if it was doomed: it is then
+ * aborted, the backoff delay has been applied, and the next transactional
+ * operation starts a new transaction.
+ */
+bool tm_validate(void);
+
+/*
+ * tm_commit: COMMIT.  Returns true if the transaction's stores were
+ * published atomically (or if none was in progress); false if it aborted
+ * (backoff applied).  Either way the transaction is over.
+ */
+bool tm_commit(void);
+
+/* tm_abort: abort the current transaction now, discarding its stores. */
+void tm_abort(void);
+
+/*
+ * tm_status: the TM_ABORT_* bits of this thread's transaction: of the
+ * current one if it is doomed, else of the last one that ended (0 if it
+ * committed).
+ */
+unsigned tm_status(void);
+
+/* tm_in_transaction: true while a transaction (live or doomed) is open. */
+bool tm_in_transaction(void);
+
+/*
+ * Configuration.  tm_config_set applies one LTX_* setting by name, with the
+ * same syntax as the environment ("LTX_BACKOFF", "exp:min=64,max=4096").
+ * Returns 0, or -1 with errno EINVAL (bad name or value, nothing changed)
+ * or EBUSY (the setting can only change before other threads use ltx).
+ * tm_config_get writes the setting's current value into buf.
+ */
+int tm_config_set(const char *name, const char *value);
+int tm_config_get(const char *name, char *buf, size_t len);
+
+/* Type-generic forms for 1, 2, 4 and 8 byte integers and pointers. */
+#define TM__SIZE_OK(lv)                                                       \
+	((void)sizeof(char[(sizeof(lv) == 1 || sizeof(lv) == 2 ||             \
+			    sizeof(lv) == 4 || sizeof(lv) == 8) ? 1 : -1]))
+
+#define TM__LOAD(pfx, lv)                                                     \
+	(sizeof(lv) == 1   ? (uint64_t)pfx##_u8(&(lv))                        \
+	 : sizeof(lv) == 2 ? (uint64_t)pfx##_u16(&(lv))                       \
+	 : sizeof(lv) == 4 ? (uint64_t)pfx##_u32(&(lv))                       \
+			   : (uint64_t)pfx##_u64(&(lv)))
+
+/* TM_LT(lv): LT of the object lv, with lv's type. */
+#define TM_LT(lv)                                                             \
+	__extension__({                                                       \
+		TM__SIZE_OK(lv);                                              \
+		(__typeof__(lv))(uintptr_t)TM__LOAD(tm_lt, lv);               \
+	})
+
+/* TM_LTX(lv): LTX of the object lv, with lv's type. */
+#define TM_LTX(lv)                                                            \
+	__extension__({                                                       \
+		TM__SIZE_OK(lv);                                              \
+		(__typeof__(lv))(uintptr_t)TM__LOAD(tm_ltx, lv);              \
+	})
+
+/* TM_ST(lv, v): ST of v into the object lv; only lv's bytes change. */
+#define TM_ST(lv, v)                                                          \
+	__extension__({                                                       \
+		__typeof__(lv) tm__v = (v);                                   \
+		uint64_t tm__w = (uint64_t)(uintptr_t)tm__v;                  \
+		TM__SIZE_OK(lv);                                              \
+		if (sizeof(lv) == 1)                                          \
+			tm_st_u8(&(lv), (uint8_t)tm__w);                      \
+		else if (sizeof(lv) == 2)                                     \
+			tm_st_u16(&(lv), (uint16_t)tm__w);                    \
+		else if (sizeof(lv) == 4)                                     \
+			tm_st_u32(&(lv), (uint32_t)tm__w);                    \
+		else                                                          \
+			tm_st_u64(&(lv), tm__w);                              \
+		(void)0;                                                      \
+	})
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LTX_TM_H */

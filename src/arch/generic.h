@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* Generic fallbacks for what an architecture header did not provide. */
+#ifndef LTX_ARCH_GENERIC_H
+#define LTX_ARCH_GENERIC_H
+
+#include <stdint.h>
+#include <time.h>
+
+#ifndef LTX_ARCH_HAS_CPU_RELAX
+static inline void ltx_cpu_relax(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+}
+#endif
+
+#ifndef LTX_ARCH_HAS_CYCLES
+/* No cycle counter: nanoseconds from the vDSO clock stand in for cycles. */
+static inline uint64_t ltx_cycles(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#endif
+
+#endif /* LTX_ARCH_GENERIC_H */

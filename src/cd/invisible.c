@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/* Invisible mode: versioned orecs, global clock, snapshot extension. */
+#include <ltx/tm.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cd/cd.h"
+#include "cd/invisible.h"
+#include "cd/orec.h"
+
+/*
+ * The complete operations of the invisible mode; cd/invisible.h has the
+ * inlined fast paths and the synchronization argument for loads.
+ *
+ * Opacity: every value a live transaction loads is checked, before it is
+ * returned, to belong to the snapshot (its orec unlocked, unchanged across
+ * the load, and no newer than the snapshot); a newer orec triggers snapshot
+ * extension, which revalidates the whole read set at a later clock value
+ * (LSA).  Every line this transaction locks had a version no newer than the
+ * snapshot when locked, so lines it owns are consistent with it too.
+ *
+ * Commit (TL2/LSA): all written lines are already locked (encounter time);
+ * take the commit version ts from the clock (acq_rel fetch-add); if another
+ * commit happened since the snapshot, revalidate the read set; write the
+ * dirty bytes back with release stores; release each orec with a release
+ * store of ts.  A reader that sees a new byte therefore sees the orec
+ * locked or at ts on its reload, and retries.
+ */
+
+#define CONFLICT_CAUSE (TM_ABORT_CONFLICT | TM_ABORT_RETRY)
+#define VALIDATE_CAUSE (TM_ABORT_CONFLICT | TM_ABORT_RETRY | TM_ABORT_VALIDATE)
+
+/* The write-set entry heading an orec this transaction holds, or NULL. */
+static struct ltx_wentry *owned_head(const struct ltx_tx *tx, uintptr_t v)
+{
+	uintptr_t p = v & ~LTX_OREC_LOCKED;
+
+	if (!(v & LTX_OREC_LOCKED))
+		return NULL;
+	if (p - (uintptr_t)tx->ws_base >=
+	    (uintptr_t)tx->ws_next - (uintptr_t)tx->ws_base)
+		return NULL;
+	return (struct ltx_wentry *)p;
+}
+
+static struct ltx_wentry *find_line(struct ltx_tx *tx, struct ltx_wentry *w,
+				    uintptr_t line)
+{
+	for (;;) {
+		if (w->line == line)
+			return w;
+		if (w->next == 0)
+			return NULL;
+		w = tx->ws_base + (w->next - 1);
+	}
+}
+
+/* Is read-set entry r still valid (unchanged, or locked by us unchanged)? */
+static bool read_valid(const struct ltx_tx *tx, const struct ltx_rentry *r)
+{
+	uintptr_t cur = __atomic_load_n(r->orec, __ATOMIC_ACQUIRE);
+	const struct ltx_wentry *h;
+
+	if (cur == r->version)
+		return true;
+	h = owned_head(tx, cur);
+	return h != NULL && h->old_version == r->version;
+}
+
+static bool reads_valid(const struct ltx_tx *tx)
+{
+	for (const struct ltx_rentry *r = tx->rs_base; r < tx->rs_next; r++)
+		if (!read_valid(tx, r))
+			return false;
+	return true;
+}
+
+/* Move the snapshot to the present if every read is still valid. */
+static bool extend(struct ltx_tx *tx)
+{
+	uintptr_t now = __atomic_load_n(&ltx_clock, __ATOMIC_ACQUIRE);
+
+	if (!reads_valid(tx))
+		return false;
+	tx->snapshot = now;
+	tx->limit = now + 1;
+	return true;
+}
+
+/* Double the read set.  Returns false when out of memory. */
+static bool grow_reads(struct ltx_tx *tx)
+{
+	size_t n = (size_t)(tx->rs_end - tx->rs_base);
+	size_t used = (size_t)(tx->rs_next - tx->rs_base);
+	struct ltx_rentry *p = realloc(tx->rs_base, 2 * n * sizeof(*p));
+
+	if (p == NULL)
+		return false;
+	tx->rs_base = p;
+	tx->rs_next = p + used;
+	tx->rs_end = p + 2 * n;
+	return true;
+}
+
+/*
+ * Double the write set.  Locked orecs point at their head entries, so they
+ * are repointed at the new copies; they stay locked by us throughout, and
+ * other threads only test the lock bit, so relaxed stores suffice.
+ */
+static bool grow_writes(struct ltx_tx *tx)
+{
+	size_t n = (size_t)(tx->ws_end - tx->ws_base);
+	size_t used = (size_t)(tx->ws_next - tx->ws_base);
+	struct ltx_wentry *p;
+
+	if (posix_memalign((void **)&p, LTX_LINE_SIZE, 2 * n * sizeof(*p)))
+		return false;
+	memcpy(p, tx->ws_base, used * sizeof(*p));
+	for (size_t i = 0; i < used; i++)
+		if (p[i].orec != NULL)
+			__atomic_store_n(p[i].orec,
+					 (uintptr_t)&p[i] | LTX_OREC_LOCKED,
+					 __ATOMIC_RELAXED);
+	free(tx->ws_base);
+	tx->ws_base = p;
+	tx->ws_next = p + used;
+	tx->ws_end = p + 2 * n;
+	return true;
+}
+
+/* A new entry for line on an orec we already hold, chained to head. */
+static struct ltx_wentry *chain_entry(struct ltx_tx *tx, uint32_t head,
+				      uintptr_t line)
+{
+	struct ltx_wentry *w, *h;
+
+	if (tx->ws_next == tx->ws_end && !grow_writes(tx))
+		return NULL;
+	h = tx->ws_base + head;
+	w = tx->ws_next++;
+	w->line = line;
+	w->orec = NULL;
+	w->old_version = 0;
+	w->mask = 0;
+	w->flags = 0;
+	w->head = head;
+	w->next = h->next;
+	h->next = (uint32_t)(w - tx->ws_base) + 1;
+	return w;
+}
+
+/*
+ * The entry of the line holding addr, taking the line in E if needed.
+ * Returns NULL with *cause set when the line is held by another
+ * transaction, its version is too new for an unextendable snapshot, or
+ * memory runs out.
+ */
+static struct ltx_wentry *acquire(struct ltx_tx *tx, const void *addr,
+				  unsigned *cause)
+{
+	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_shift, addr);
+	uintptr_t line = (uintptr_t)addr & ~LTX_LINE_MASK;
+
+	for (;;) {
+		uintptr_t v = __atomic_load_n(orec, __ATOMIC_RELAXED);
+		struct ltx_wentry *w, *h;
+
+		if (v & LTX_OREC_LOCKED) {
+			h = owned_head(tx, v);
+			if (h == NULL) {
+				*cause = CONFLICT_CAUSE;
+				return NULL;
+			}
+			w = find_line(tx, h, line);
+			if (w == NULL)
+				w = chain_entry(tx, (uint32_t)(h - tx->ws_base),
+						line);
+			if (w == NULL)
+				*cause = TM_ABORT_NOMEM | TM_ABORT_CAPACITY;
+			return w;
+		}
+		if (v >= tx->limit) {
+			if (!extend(tx)) {
+				*cause = VALIDATE_CAUSE;
+				return NULL;
+			}
+			continue;
+		}
+		if (tx->ws_next == tx->ws_end && !grow_writes(tx)) {
+			*cause = TM_ABORT_NOMEM | TM_ABORT_CAPACITY;
+			return NULL;
+		}
+		w = ltx_inv_fast_acquire(tx, addr);
+		if (w != NULL) {
+			w->mask = 0;
+			return w;
+		}
+		/* The orec changed under us: look again. */
+	}
+}
+
+/* addr's word as this transaction sees it: memory under its dirty bytes. */
+static uint64_t merged_word(const struct ltx_wentry *w, const void *addr)
+{
+	uint64_t x = __atomic_load_n((const uint64_t *)addr, __ATOMIC_ACQUIRE);
+	unsigned i = (unsigned)(((uintptr_t)addr & LTX_LINE_MASK) >> 3);
+	unsigned dirty = (unsigned)(w->mask >> (i * 8)) & 0xffu;
+	uint64_t keep = 0;
+
+	if (dirty == 0)
+		return x;
+	for (unsigned b = 0; b < 8; b++)
+		if (dirty & (1u << b))
+			keep |= (uint64_t)0xff << (b * 8);
+	return (x & ~keep) | (w->data[i] & keep);
+}
+
+static void inv_begin(struct ltx_tx *tx)
+{
+	uintptr_t now = __atomic_load_n(&ltx_clock, __ATOMIC_ACQUIRE);
+
+	tx->snapshot = now;
+	tx->limit = now + 1;
+}
+
+static uint64_t inv_load(struct ltx_tx *tx, const void *addr, bool excl,
+			 unsigned *cause)
+{
+	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_shift, addr);
+	uint64_t x;
+
+	if (excl) {
+		struct ltx_wentry *w = acquire(tx, addr, cause);
+
+		return w != NULL ? merged_word(w, addr) : 0;
+	}
+	for (;;) {
+		uintptr_t v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
+
+		if (v & LTX_OREC_LOCKED) {
+			struct ltx_wentry *h = owned_head(tx, v), *w;
+
+			if (h == NULL) {
+				*cause = CONFLICT_CAUSE;
+				return 0;
+			}
+			/* Read after write: the line may be buffered. */
+			w = find_line(tx, h, (uintptr_t)addr & ~LTX_LINE_MASK);
+			if (w != NULL)
+				return merged_word(w, addr);
+			return __atomic_load_n((const uint64_t *)addr,
+					       __ATOMIC_ACQUIRE);
+		}
+		if (v >= tx->limit) {
+			if (!extend(tx)) {
+				*cause = VALIDATE_CAUSE;
+				return 0;
+			}
+			continue;
+		}
+		if (tx->rs_next == tx->rs_end && !grow_reads(tx)) {
+			*cause = TM_ABORT_NOMEM | TM_ABORT_CAPACITY;
+			return 0;
+		}
+		if (ltx_inv_fast_load(tx, addr, &x))
+			return x;
+	}
+}
+
+static unsigned inv_store(struct ltx_tx *tx, void *addr, uint64_t val,
+			  unsigned size)
+{
+	unsigned cause = 0;
+	struct ltx_wentry *w = acquire(tx, addr, &cause);
+
+	if (w != NULL)
+		ltx_inv_buffer(w, addr, val, size);
+	return cause;
+}
+
+static unsigned inv_validate(struct ltx_tx *tx)
+{
+	if (__atomic_load_n(&ltx_clock, __ATOMIC_ACQUIRE) == tx->snapshot)
+		return 0;
+	return extend(tx) ? 0 : VALIDATE_CAUSE;
+}
+
+/* Write the dirty bytes of w back to memory (release: see the top). */
+static void write_back(const struct ltx_wentry *w)
+{
+	char *line = (char *)w->line;
+	uint64_t m = w->mask;
+
+	while (m != 0) {
+		unsigned i = (unsigned)__builtin_ctzll(m) >> 3;
+		unsigned bytes = (unsigned)(m >> (i * 8)) & 0xffu;
+
+		m &= ~((uint64_t)0xff << (i * 8));
+		if (bytes == 0xff) {
+			__atomic_store_n((uint64_t *)(line + 8 * i), w->data[i],
+					 __ATOMIC_RELEASE);
+			continue;
+		}
+		for (unsigned b = 0; b < 8; b++)
+			if (bytes & (1u << b))
+				__atomic_store_n(
+					(uint8_t *)(line + 8 * i + b),
+					((const uint8_t *)w->data)[8 * i + b],
+					__ATOMIC_RELEASE);
+	}
+}
+
+static void reset(struct ltx_tx *tx)
+{
+	tx->rs_next = tx->rs_base;
+	tx->ws_next = tx->ws_base;
+	tx->limit = 0;
+}
+
+static unsigned inv_commit(struct ltx_tx *tx)
+{
+	uintptr_t ts;
+	struct ltx_wentry *w;
+
+	if (tx->ws_next == tx->ws_base) {
+		/* Read-only: every read was valid at the snapshot. */
+		reset(tx);
+		return 0;
+	}
+	ts = __atomic_add_fetch(&ltx_clock, 1, __ATOMIC_ACQ_REL);
+	if (ts != tx->snapshot + 1 && !reads_valid(tx))
+		return VALIDATE_CAUSE;
+	for (w = tx->ws_base; w < tx->ws_next; w++) {
+		if (w->mask != 0) {
+			write_back(w);
+			tx->ws_base[w->head].flags |= LTX_WENTRY_BUMP;
+		}
+	}
+	/*
+	 * A line taken by LTX and never stored keeps its old version: its
+	 * data did not change, so readers of it need not abort.  tm_free
+	 * sets LTX_WENTRY_BUMP to force a new version on lines it frees.
+	 */
+	for (w = tx->ws_base; w < tx->ws_next; w++)
+		if (w->orec != NULL)
+			__atomic_store_n(w->orec,
+					 (w->flags & LTX_WENTRY_BUMP)
+						 ? ts
+						 : w->old_version,
+					 __ATOMIC_RELEASE);
+	reset(tx);
+	return 0;
+}
+
+/* Abort: unlock every held orec at its old version (data never changed). */
+static void inv_release(struct ltx_tx *tx)
+{
+	for (struct ltx_wentry *w = tx->ws_base; w < tx->ws_next; w++)
+		if (w->orec != NULL)
+			__atomic_store_n(w->orec, w->old_version,
+					 __ATOMIC_RELEASE);
+	reset(tx);
+}
+
+const struct ltx_cd_ops ltx_cd_invisible = {
+	.name = "invisible",
+	.begin = inv_begin,
+	.load = inv_load,
+	.store = inv_store,
+	.validate = inv_validate,
+	.commit = inv_commit,
+	.release = inv_release,
+};

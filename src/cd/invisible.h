@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* Invisible mode: the inlined fast paths of LT, LTX and ST. */
+#ifndef LTX_CD_INVISIBLE_H
+#define LTX_CD_INVISIBLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cd/orec.h"
+#include "tx/desc.h"
+
+/*
+ * The invisible mode follows LSA/TinySTM's write-back, encounter-time
+ * locking design (Riegel, Felber, Fetzer, DISC 2006; Felber, Fetzer, Riegel,
+ * PPoPP 2008): a global version clock, one versioned orec per hashed line,
+ * reads that leave no trace in shared memory and are validated at each load
+ * against a snapshot that is extended when a newer version shows up, and
+ * LTX/ST that lock the line's orec when they first touch it (the article's
+ * E state) and buffer the new bytes in the write set until commit.
+ *
+ * Synchronization (reader side, a seqlock read per load):
+ *   v1 = load-acquire(orec)      pairs with the committer's release store of
+ *                                the new version (data written before it)
+ *   x  = load-acquire(word)      pairs with the committer's release stores of
+ *                                the data, which it makes only while holding
+ *                                the orec: if x is new data, the reload below
+ *                                sees the orec locked or with a new version
+ *   v2 = load-relaxed(orec)      ordered after x by x's acquire
+ *   v1 == v2, unlocked, <= snapshot: x belongs to the snapshot.
+ * These are plain movs on x86-64; the orders are what the compiler must keep.
+ *
+ * The fast paths below handle only the common case and return false for
+ * anything else (no transaction yet, doomed, the line locked by anyone or
+ * newer than the snapshot, a log full); the transaction layer then runs the
+ * complete operation (invisible.c).
+ */
+
+static inline bool ltx_inv_fast_load(struct ltx_tx *tx, const void *addr,
+				     uint64_t *out)
+{
+	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_shift, addr);
+	uintptr_t v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
+	struct ltx_rentry *r;
+	uint64_t x;
+
+	if (ltx_unlikely(v >= tx->limit))
+		return false;
+	x = __atomic_load_n((const uint64_t *)addr, __ATOMIC_ACQUIRE);
+	if (ltx_unlikely(__atomic_load_n(orec, __ATOMIC_RELAXED) != v))
+		return false;
+	r = tx->rs_next;
+	if (ltx_unlikely(r == tx->rs_end))
+		return false;
+	r->orec = orec;
+	r->version = v;
+	tx->rs_next = r + 1;
+	*out = x;
+	return true;
+}
+
+/*
+ * First LTX or ST of a line whose orec is free: lock the orec for a new
+ * write-set entry.  Returns the entry, or NULL for the slow path.
+ * Synchronization: the CAS is acquire so that nothing this transaction does
+ * with the line moves before it; the data is published later, at commit, by
+ * release stores made while the lock is held.
+ */
+static inline struct ltx_wentry *ltx_inv_fast_acquire(struct ltx_tx *tx,
+						      const void *addr)
+{
+	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_shift, addr);
+	uintptr_t v = __atomic_load_n(orec, __ATOMIC_RELAXED);
+	struct ltx_wentry *w = tx->ws_next;
+
+	if (ltx_unlikely(v >= tx->limit || w == tx->ws_end))
+		return NULL;
+	if (ltx_unlikely(!__atomic_compare_exchange_n(
+		    orec, &v, (uintptr_t)w | LTX_OREC_LOCKED, false,
+		    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+		return NULL;
+	tx->ws_next = w + 1;
+	w->line = (uintptr_t)addr & ~LTX_LINE_MASK;
+	w->orec = orec;
+	w->old_version = v;
+	w->next = 0;
+	w->head = (uint32_t)(w - tx->ws_base);
+	w->flags = 0;
+	return w;
+}
+
+/* Put the low size bytes of val into the entry's XABORT copy. */
+static inline void ltx_inv_buffer(struct ltx_wentry *w, const void *addr,
+				  uint64_t val, unsigned size)
+{
+	unsigned off = (unsigned)((uintptr_t)addr & LTX_LINE_MASK);
+	uint64_t bytes = (1u << size) - 1; /* size 8: 0xff */
+
+	memcpy((char *)w->data + off, &val, size); /* little-endian */
+	w->mask |= bytes << off;
+}
+
+static inline bool ltx_inv_fast_store(struct ltx_tx *tx, void *addr,
+				      uint64_t val, unsigned size)
+{
+	struct ltx_wentry *w = ltx_inv_fast_acquire(tx, addr);
+
+	if (ltx_unlikely(w == NULL))
+		return false;
+	w->mask = 0;
+	ltx_inv_buffer(w, addr, val, size);
+	return true;
+}
+
+static inline bool ltx_inv_fast_load_excl(struct ltx_tx *tx,
+					  const void *addr, uint64_t *out)
+{
+	struct ltx_wentry *w = ltx_inv_fast_acquire(tx, addr);
+
+	if (ltx_unlikely(w == NULL))
+		return false;
+	w->mask = 0;
+	/* The line is ours: no committer can change it under us. */
+	*out = __atomic_load_n((const uint64_t *)addr, __ATOMIC_ACQUIRE);
+	return true;
+}
+
+#endif /* LTX_CD_INVISIBLE_H */

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* The orec table and the global version clock. */
+#include <errno.h>
+#include <stddef.h>
+#include <sys/mman.h>
+
+#include "cd/orec.h"
+
+uint64_t ltx_clock __attribute__((aligned(128)));
+uintptr_t *ltx_orec_table;
+unsigned ltx_orec_shift;
+
+int ltx_orec_init(unsigned bits)
+{
+	size_t size = sizeof(uintptr_t) << bits;
+	void *p;
+
+	if (bits < LTX_OREC_BITS_MIN || bits > LTX_OREC_BITS_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* Zero pages on demand: only the orecs a program touches cost memory. */
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	ltx_orec_shift = 64 - bits;
+	/* Pairs with the acquire load in ltx_orec_ready(). */
+	__atomic_store_n(&ltx_orec_table, (uintptr_t *)p, __ATOMIC_RELEASE);
+	return 0;
+}
+
+bool ltx_orec_ready(void)
+{
+	return __atomic_load_n(&ltx_orec_table, __ATOMIC_ACQUIRE) != NULL;
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/* The LTX_* settings: parsing, defaults, and the environment. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cd/orec.h"
+#include "rt/config.h"
+
+struct ltx_config ltx_config = {
+	.mode = LTX_MODE_INVISIBLE,
+	.orec_bits = LTX_OREC_BITS_DEFAULT,
+	.backoff = { .policy = LTX_BACKOFF_EXP, .min = 64, .max = 65536 },
+};
+
+#define CYCLES_MAX ((uint64_t)1 << 40)
+
+/* A decimal number in [lo, hi] spanning exactly [s, end). */
+static bool parse_number(const char *s, const char *end, uint64_t lo,
+			 uint64_t hi, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (s == end)
+		return false;
+	for (; s < end; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		if (v > (hi - (uint64_t)(*s - '0')) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	if (v < lo)
+		return false;
+	*out = v;
+	return true;
+}
+
+static const char *parse_mode(const char *value, struct ltx_config *cfg)
+{
+	if (strcmp(value, "invisible") == 0) {
+		cfg->mode = LTX_MODE_INVISIBLE;
+		return NULL;
+	}
+	return "unknown mode";
+}
+
+static void format_mode(const struct ltx_config *cfg, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s",
+		 cfg->mode == LTX_MODE_VISIBLE ? "visible" : "invisible");
+}
+
+static const char *parse_orec_bits(const char *value, struct ltx_config *cfg)
+{
+	uint64_t v;
+
+	if (!parse_number(value, value + strlen(value), LTX_OREC_BITS_MIN,
+			  LTX_OREC_BITS_MAX, &v))
+		return "not an integer from 4 to 28";
+	cfg->orec_bits = (unsigned)v;
+	return NULL;
+}
+
+static void format_orec_bits(const struct ltx_config *cfg, char *buf,
+			     size_t len)
+{
+	snprintf(buf, len, "%u", cfg->orec_bits);
+}
+
+/*
+ * LTX_BACKOFF: none | spin[:n=CYCLES] | exp[:min=CYCLES,max=CYCLES] | yield.
+ * Parameters are optional and keep their defaults when left out.
+ */
+static const char *parse_backoff(const char *value, struct ltx_config *cfg)
+{
+	struct ltx_backoff_cfg b = { .min = 64, .max = 65536 };
+	const char *colon = strchr(value, ':');
+	size_t n = colon ? (size_t)(colon - value) : strlen(value);
+	const char *p;
+
+	if (n == 4 && strncmp(value, "none", 4) == 0)
+		b.policy = LTX_BACKOFF_NONE;
+	else if (n == 4 && strncmp(value, "spin", 4) == 0)
+		b.policy = LTX_BACKOFF_SPIN, b.min = 1024;
+	else if (n == 3 && strncmp(value, "exp", 3) == 0)
+		b.policy = LTX_BACKOFF_EXP;
+	else if (n == 5 && strncmp(value, "yield", 5) == 0)
+		b.policy = LTX_BACKOFF_YIELD;
+	else
+		return "unknown policy";
+	if (colon != NULL) {
+		if (b.policy == LTX_BACKOFF_NONE ||
+		    b.policy == LTX_BACKOFF_YIELD)
+			return "this policy takes no parameters";
+		for (p = colon + 1;;) {
+			const char *end = strchr(p, ',');
+			const char *eq = strchr(p, '=');
+			uint64_t v;
+
+			if (end == NULL)
+				end = p + strlen(p);
+			if (eq == NULL || eq > end)
+				return "a parameter is not KEY=VALUE";
+			if (!parse_number(eq + 1, end, 1, CYCLES_MAX, &v))
+				return "a value is not a number from 1 to 2^40";
+			if (b.policy == LTX_BACKOFF_SPIN && eq - p == 1 &&
+			    *p == 'n')
+				b.min = v;
+			else if (b.policy == LTX_BACKOFF_EXP && eq - p == 3 &&
+				 strncmp(p, "min", 3) == 0)
+				b.min = v;
+			else if (b.policy == LTX_BACKOFF_EXP && eq - p == 3 &&
+				 strncmp(p, "max", 3) == 0)
+				b.max = v;
+			else
+				return "unknown parameter";
+			if (*end == '\0')
+				break;
+			p = end + 1;
+		}
+	}
+	if (b.policy == LTX_BACKOFF_EXP && b.min > b.max)
+		return "min is greater than max";
+	if (b.policy != LTX_BACKOFF_EXP)
+		b.max = b.min;
+	/* Field by field: each value is valid with any mix of old and new. */
+	__atomic_store_n(&cfg->backoff.min, b.min, __ATOMIC_RELAXED);
+	__atomic_store_n(&cfg->backoff.max, b.max, __ATOMIC_RELAXED);
+	__atomic_store_n(&cfg->backoff.policy, b.policy, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void format_backoff(const struct ltx_config *cfg, char *buf,
+			   size_t len)
+{
+	const struct ltx_backoff_cfg *b = &cfg->backoff;
+
+	switch (b->policy) {
+	case LTX_BACKOFF_NONE:
+		snprintf(buf, len, "none");
+		break;
+	case LTX_BACKOFF_SPIN:
+		snprintf(buf, len, "spin:n=%" PRIu64, b->min);
+		break;
+	case LTX_BACKOFF_YIELD:
+		snprintf(buf, len, "yield");
+		break;
+	default:
+		snprintf(buf, len, "exp:min=%" PRIu64 ",max=%" PRIu64, b->min,
+			 b->max);
+		break;
+	}
+}
+
+static const struct ltx_setting settings[] = {
+	{ "LTX_MODE", "invisible", "invisible", LTX_SETTING_STARTUP,
+	  parse_mode, format_mode },
+	{ "LTX_BACKOFF",
+	  "none | spin[:n=CYCLES] | exp[:min=CYCLES,max=CYCLES] | yield",
+	  "exp:min=64,max=65536", LTX_SETTING_ANYTIME, parse_backoff,
+	  format_backoff },
+	{ "LTX_OREC_BITS", "an integer from 4 to 28", "20",
+	  LTX_SETTING_STARTUP, parse_orec_bits, format_orec_bits },
+};
+
+const struct ltx_setting *ltx_config_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
+		if (strcmp(settings[i].name, name) == 0)
+			return &settings[i];
+	return NULL;
+}
+
+const char *ltx_config_apply(const struct ltx_setting *s, const char *value)
+{
+	return s->parse(value, &ltx_config);
+}
+
+void ltx_config_from_env(void)
+{
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+		const struct ltx_setting *s = &settings[i];
+		const char *v = getenv(s->name);
+		const char *why;
+
+		if (v == NULL)
+			continue;
+		why = ltx_config_apply(s, v);
+		if (why != NULL)
+			fprintf(stderr,
+				"ltx: %s=\"%s\" is invalid (%s); accepted: %s; "
+				"using the default, %s\n",
+				s->name, v, why, s->forms, s->dflt);
+	}
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* Run-time configuration: the LTX_* settings, from the environment or C. */
+#ifndef LTX_RT_CONFIG_H
+#define LTX_RT_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rt/backoff.h"
+
+/* Conflict-detection modes (src/cd). */
+enum ltx_mode {
+	LTX_MODE_INVISIBLE = 0, /* versioned orecs, invisible reads (default) */
+	LTX_MODE_VISIBLE = 1,	/* reader-visible line locks (faithful) */
+};
+
+/*
+ * Synchronization: settings marked LTX_SETTING_STARTUP change only while a
+ * single thread uses ltx (the caller checks); the others are single words
+ * written and read with relaxed atomics, each value valid on its own.
+ */
+struct ltx_config {
+	int mode;		       /* enum ltx_mode */
+	unsigned orec_bits;	       /* log2 of the orec table size */
+	struct ltx_backoff_cfg backoff; /* applied by failing VALIDATE/COMMIT */
+};
+
+extern struct ltx_config ltx_config;
+
+enum ltx_setting_when {
+	LTX_SETTING_ANYTIME, /* may change while transactions run */
+	LTX_SETTING_STARTUP, /* only before a second thread uses ltx */
+};
+
+struct ltx_setting {
+	const char *name;  /* the environment variable, "LTX_BACKOFF" */
+	const char *forms; /* the accepted forms, for messages and docs */
+	const char *dflt;  /* the default value */
+	int when;	   /* enum ltx_setting_when */
+	/* parse: check value and store it in cfg; NULL, or why it is bad
+	 * (cfg is then unchanged) */
+	const char *(*parse)(const char *value, struct ltx_config *cfg);
+	/* format: the current value in the syntax parse accepts */
+	void (*format)(const struct ltx_config *cfg, char *buf, size_t len);
+};
+
+/* ltx_config_find: the setting called name, or NULL. */
+const struct ltx_setting *ltx_config_find(const char *name);
+
+/* ltx_config_apply: parse value into ltx_config.  Returns NULL or why. */
+const char *ltx_config_apply(const struct ltx_setting *s, const char *value);
+
+/*
+ * ltx_config_from_env: apply every LTX_* variable that is set.  A bad value
+ * is reported once on stderr, naming the variable and the accepted forms,
+ * and the default stays in force.
+ */
+void ltx_config_from_env(void);
+
+#endif /* LTX_RT_CONFIG_H */

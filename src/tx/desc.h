@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/* The transaction descriptor: ltx's per-thread transaction cache. */
+#ifndef LTX_TX_DESC_H
+#define LTX_TX_DESC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/arch.h"
+#include "rt/config.h"
+#include "rt/stats.h"
+
+/*
+ * Transaction states (struct ltx_tx.status).  The article's TACTIVE flag is
+ * status != LTX_IDLE; its TSTATUS flag is status == LTX_ACTIVE.
+ */
+enum ltx_status {
+	LTX_IDLE = 0,	/* no transaction: the next operation begins one */
+	LTX_ACTIVE = 1, /* live: may still commit */
+	LTX_DOOMED = 2, /* failed: loads return 0, stores do nothing */
+};
+
+/* Read-set entry of the invisible mode: an orec and the version seen. */
+struct ltx_rentry {
+	uintptr_t *orec;
+	uintptr_t version;
+};
+
+/*
+ * Write-set entry: one line held in E, with its XABORT copy.  data holds
+ * the bytes stored by ST; mask has bit i set when byte i of the line is
+ * dirty.  Memory itself is the XCOMMIT copy: it is not touched before the
+ * commit point, and at commit only dirty bytes are written back, so bytes of
+ * the line that the transaction did not store are never clobbered.
+ *
+ * Several lines can hash to one orec.  The first entry to take the orec
+ * (the head) records it in orec and the version it replaced in old_version;
+ * later entries on the same orec have orec == NULL and are chained from the
+ * head through next (indices + 1 into the write set; 0 ends the chain).
+ */
+struct ltx_wentry {
+	uint64_t data[8];      /* XABORT copy of the line (dirty bytes) */
+	uint64_t mask;	       /* dirty-byte mask */
+	uintptr_t line;	       /* address of the line */
+	uintptr_t *orec;       /* orec taken by this entry, or NULL */
+	uintptr_t old_version; /* head only: the orec's value before */
+	uint32_t next;	       /* next entry on the same orec, index + 1 */
+	uint32_t head;	       /* index of the head entry of this orec */
+	uint32_t flags;	       /* LTX_WENTRY_* */
+	uint32_t pad_;
+};
+
+/* The orec must get a new version at commit even if no byte is dirty. */
+#define LTX_WENTRY_BUMP 1u
+
+/*
+ * struct ltx_tx: one per thread, reached through ltx_self (initial-exec TLS).
+ * Created on a thread's first transactional operation, returned to a pool at
+ * thread exit and never freed, so statistics survive the thread and no
+ * dangling descriptor can ever be reached.
+ *
+ * The first cache line holds what the hot path reads.  limit is the key to
+ * the fast path: while a transaction is live it is snapshot + 1, and an
+ * orec value below it is an unlocked line no newer than the snapshot; in
+ * every other case (no transaction yet, doomed, visible mode, line locked -
+ * a locked orec has bit 63 set - or too new) limit is 0 or the orec value is
+ * above it, and the operation takes the slow path.  One compare covers all.
+ *
+ * Synchronization: a descriptor is written only by its own thread, and by
+ * signal handlers running on that thread (issue: checkpoints and signals),
+ * which touch only status, limit and cause with relaxed atomics; the
+ * fields shared with other threads are the orecs the descriptor locks.
+ */
+struct ltx_tx {
+	/* hot: read by tm_lt/tm_ltx/tm_st/tm_commit */
+	uintptr_t limit;
+	uintptr_t *orecs;
+	unsigned orec_shift;
+	int status;
+	struct ltx_rentry *rs_next;
+	struct ltx_rentry *rs_end;
+	struct ltx_wentry *ws_next;
+	struct ltx_wentry *ws_end;
+	struct ltx_wentry *ws_base;
+
+	/* warm: slow paths */
+	uintptr_t snapshot;	    /* global clock value the reads are valid at */
+	struct ltx_rentry *rs_base;
+	int mode;		    /* enum ltx_mode of this transaction */
+	unsigned cause;		    /* TM_ABORT_* bits while doomed */
+	unsigned last_status;	    /* tm_status() of the last transaction */
+	unsigned consec_aborts;	    /* aborts since the last commit */
+	uint64_t rng;		    /* backoff randomization (xorshift) */
+	uint64_t tx_id;		    /* serial number of the transaction */
+
+	/* life cycle */
+	struct ltx_tx *next_all; /* registry of all descriptors (never freed) */
+	int in_use;		 /* owned by a live thread */
+	int thread_slot;	 /* small integer id, stable for the thread */
+
+	struct ltx_stats stats; /* this thread's counters (rt/stats.h) */
+};
+
+/* The calling thread's descriptor (never NULL: see ltx_boot_tx). */
+extern __thread struct ltx_tx *ltx_self
+	__attribute__((tls_model("initial-exec")));
+
+/*
+ * ltx_boot_tx: what ltx_self points to before a thread's first operation.
+ * Its limit is 0 and its orec table a two-word dummy, so the hot path reads
+ * harmlessly and falls into the slow path, which creates the real one.
+ */
+extern struct ltx_tx ltx_boot_tx;
+
+#endif /* LTX_TX_DESC_H */

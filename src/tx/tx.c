@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/* Transaction life cycle and the per-thread descriptor registry. */
+#include <ltx/tm.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cd/cd.h"
+#include "cd/orec.h"
+#include "rt/backoff.h"
+#include "rt/config.h"
+#include "tx/tx.h"
+
+/* Initial log sizes; both double on demand (outside the fast path). */
+#define READ_SET_INITIAL 1024
+#define WRITE_SET_INITIAL 64
+
+__thread struct ltx_tx *ltx_self
+	__attribute__((tls_model("initial-exec"))) = &ltx_boot_tx;
+
+static uintptr_t boot_orecs[2];
+
+struct ltx_tx ltx_boot_tx = {
+	.limit = 0,
+	.orecs = boot_orecs,
+	.orec_shift = 63,
+	.status = LTX_IDLE,
+};
+
+/*
+ * Registry of descriptors.  Synchronization: registry_lock guards the list
+ * and every in_use flag; it is taken only when a thread creates or gives
+ * back its descriptor and by ltx_tx_foreach, never on a transactional path.
+ */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ltx_tx *registry;
+static int next_slot;
+static pthread_key_t exit_key;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int init_error;
+
+static const struct ltx_cd_ops *ops(const struct ltx_tx *tx)
+{
+	return ltx_cd_ops_of(tx->mode);
+}
+
+/* Status is also written by this thread's signal handlers: atomics. */
+static int load_status(const struct ltx_tx *tx)
+{
+	return __atomic_load_n(&tx->status, __ATOMIC_RELAXED);
+}
+
+static void store_status(struct ltx_tx *tx, int status)
+{
+	__atomic_store_n(&tx->status, status, __ATOMIC_RELAXED);
+}
+
+static void thread_exit(void *arg)
+{
+	struct ltx_tx *tx = arg;
+
+	/* A thread that ends (or is cancelled) inside a transaction aborts
+	 * it, so none of its lines stays owned. */
+	if (load_status(tx) != LTX_IDLE) {
+		ops(tx)->release(tx);
+		tx->limit = 0;
+		store_status(tx, LTX_IDLE);
+	}
+	ltx_self = &ltx_boot_tx;
+	pthread_mutex_lock(&registry_lock);
+	tx->in_use = 0;
+	pthread_mutex_unlock(&registry_lock);
+}
+
+static void global_init(void)
+{
+	unsigned bits = ltx_config.orec_bits;
+
+	if (pthread_key_create(&exit_key, thread_exit) != 0) {
+		init_error = ENOMEM;
+		return;
+	}
+	/* Fall back to smaller tables rather than not run at all. */
+	while (ltx_orec_init(bits) != 0) {
+		if (bits <= LTX_OREC_BITS_MIN) {
+			init_error = ENOMEM;
+			fprintf(stderr, "ltx: cannot map the orec table\n");
+			return;
+		}
+		bits--;
+	}
+	ltx_config.orec_bits = bits;
+}
+
+static struct ltx_tx *new_descriptor(void)
+{
+	struct ltx_tx *tx;
+
+	if (posix_memalign((void **)&tx, LTX_LINE_SIZE, sizeof(*tx)))
+		return NULL;
+	memset(tx, 0, sizeof(*tx));
+	tx->rs_base = malloc(READ_SET_INITIAL * sizeof(*tx->rs_base));
+	if (posix_memalign((void **)&tx->ws_base, LTX_LINE_SIZE,
+			   WRITE_SET_INITIAL * sizeof(*tx->ws_base)))
+		tx->ws_base = NULL;
+	if (tx->rs_base == NULL || tx->ws_base == NULL) {
+		free(tx->rs_base);
+		free(tx->ws_base);
+		free(tx);
+		return NULL;
+	}
+	tx->rs_next = tx->rs_base;
+	tx->rs_end = tx->rs_base + READ_SET_INITIAL;
+	tx->ws_next = tx->ws_base;
+	tx->ws_end = tx->ws_base + WRITE_SET_INITIAL;
+	tx->thread_slot = next_slot++;
+	tx->next_all = registry;
+	registry = tx;
+	return tx;
+}
+
+struct ltx_tx *ltx_tx_self(void)
+{
+	struct ltx_tx *tx = ltx_self;
+
+	if (tx != &ltx_boot_tx)
+		return tx;
+	pthread_once(&init_once, global_init);
+	if (init_error)
+		return NULL;
+	pthread_mutex_lock(&registry_lock);
+	for (tx = registry; tx != NULL; tx = tx->next_all)
+		if (!tx->in_use)
+			break;
+	if (tx == NULL)
+		tx = new_descriptor();
+	if (tx != NULL)
+		tx->in_use = 1;
+	pthread_mutex_unlock(&registry_lock);
+	if (tx == NULL)
+		return NULL;
+	tx->orecs = ltx_orec_table;
+	tx->orec_shift = ltx_orec_shift;
+	tx->limit = 0;
+	tx->status = LTX_IDLE;
+	tx->last_status = 0;
+	tx->consec_aborts = 0;
+	tx->rng = ((uint64_t)(uintptr_t)tx * LTX_OREC_MUL) ^ ltx_cycles();
+	if (tx->rng == 0)
+		tx->rng = 1;
+	pthread_setspecific(exit_key, tx);
+	ltx_self = tx;
+	return tx;
+}
+
+bool ltx_tx_others_live(void)
+{
+	struct ltx_tx *tx;
+	bool others = false;
+
+	pthread_mutex_lock(&registry_lock);
+	for (tx = registry; tx != NULL; tx = tx->next_all)
+		if (tx->in_use && tx != ltx_self)
+			others = true;
+	pthread_mutex_unlock(&registry_lock);
+	return others;
+}
+
+void ltx_tx_foreach(void (*fn)(struct ltx_tx *tx, void *arg), void *arg)
+{
+	pthread_mutex_lock(&registry_lock);
+	for (struct ltx_tx *tx = registry; tx != NULL; tx = tx->next_all)
+		fn(tx, arg);
+	pthread_mutex_unlock(&registry_lock);
+}
+
+/*
+ * Begin: the mode's begin arms limit first, then status turns ACTIVE, so a
+ * signal handler that dooms the transaction (it checks status == ACTIVE,
+ * then clears limit) cannot have its doom overwritten.
+ */
+static void begin(struct ltx_tx *tx)
+{
+	tx->mode = ltx_config.mode;
+	tx->cause = 0;
+	tx->tx_id++;
+	ops(tx)->begin(tx);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	store_status(tx, LTX_ACTIVE);
+}
+
+void ltx_tx_doom(struct ltx_tx *tx, unsigned cause)
+{
+	tx->limit = 0;
+	tx->cause |= cause;
+	store_status(tx, LTX_DOOMED);
+	/* Let go of the lines now: nobody waits on a doomed transaction. */
+	ops(tx)->release(tx);
+}
+
+/* End a doomed or aborted transaction; back off if it failed by itself. */
+static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
+{
+	ops(tx)->release(tx);
+	tx->limit = 0;
+	tx->last_status = cause;
+	store_status(tx, LTX_IDLE);
+	tx->stats.aborts++;
+	for (unsigned b = 0; b < LTX_STATS_CAUSES; b++)
+		if (cause & (1u << b))
+			tx->stats.abort_cause[b]++;
+	if (backoff) {
+		tx->consec_aborts++;
+		tx->stats.backoff_cycles += ltx_backoff_delay(
+			&ltx_config.backoff, tx->consec_aborts, &tx->rng);
+	}
+}
+
+/* Make tx live: create it, begin, or report it doomed (NULL). */
+static struct ltx_tx *live(struct ltx_tx *tx)
+{
+	if (tx == &ltx_boot_tx) {
+		tx = ltx_tx_self();
+		if (tx == NULL)
+			return NULL;
+	}
+	switch (load_status(tx)) {
+	case LTX_IDLE:
+		begin(tx);
+		return tx;
+	case LTX_ACTIVE:
+		return tx;
+	default:
+		/* Doomed, perhaps by a signal handler that could not let go of
+		 * the lines itself: release them now (idempotent). */
+		ops(tx)->release(tx);
+		return NULL;
+	}
+}
+
+uint64_t ltx_tx_load(struct ltx_tx *tx, const void *addr, bool excl)
+{
+	unsigned cause = 0;
+	uint64_t x;
+
+	tx = live(tx);
+	if (tx == NULL)
+		return 0;
+	x = ops(tx)->load(tx, addr, excl, &cause);
+	if (ltx_unlikely(cause != 0)) {
+		ltx_tx_doom(tx, cause);
+		return 0;
+	}
+	return x;
+}
+
+void ltx_tx_store(struct ltx_tx *tx, void *addr, uint64_t val, unsigned size)
+{
+	unsigned cause;
+
+	tx = live(tx);
+	if (tx == NULL)
+		return;
+	cause = ops(tx)->store(tx, addr, val, size);
+	if (ltx_unlikely(cause != 0))
+		ltx_tx_doom(tx, cause);
+}
+
+bool ltx_tx_validate(struct ltx_tx *tx)
+{
+	unsigned cause;
+
+	switch (load_status(tx)) {
+	case LTX_IDLE:
+		return true;
+	case LTX_ACTIVE:
+		cause = ops(tx)->validate(tx);
+		if (cause == 0)
+			return true;
+		ltx_tx_doom(tx, cause);
+		break;
+	default:
+		break;
+	}
+	finish_abort(tx, tx->cause, true);
+	return false;
+}
+
+bool ltx_tx_commit(struct ltx_tx *tx)
+{
+	bool wrote;
+	unsigned cause;
+
+	switch (load_status(tx)) {
+	case LTX_IDLE:
+		return true;
+	case LTX_ACTIVE:
+		wrote = tx->ws_next != tx->ws_base;
+		cause = ops(tx)->commit(tx);
+		if (cause == 0) {
+			tx->limit = 0;
+			tx->last_status = 0;
+			tx->consec_aborts = 0;
+			store_status(tx, LTX_IDLE);
+			if (wrote)
+				tx->stats.commits_rw++;
+			else
+				tx->stats.commits_ro++;
+			return true;
+		}
+		ltx_tx_doom(tx, cause);
+		break;
+	default:
+		break;
+	}
+	finish_abort(tx, tx->cause, true);
+	return false;
+}
+
+void ltx_tx_abort(struct ltx_tx *tx)
+{
+	int st = load_status(tx);
+
+	if (st == LTX_IDLE)
+		return;
+	finish_abort(tx, (st == LTX_DOOMED ? tx->cause : 0) | TM_ABORT_EXPLICIT,
+		     false);
+}
+
+unsigned ltx_tx_status(const struct ltx_tx *tx)
+{
+	if (load_status(tx) == LTX_DOOMED)
+		return tx->cause;
+	return tx->last_status;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* Transaction life cycle: implicit begin, doom, abort, validate, commit. */
+#ifndef LTX_TX_TX_H
+#define LTX_TX_TX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tx/desc.h"
+
+/*
+ * The slow paths behind the public operations.  Each takes the calling
+ * thread's descriptor (ltx_self, which may still be ltx_boot_tx) and does
+ * the whole operation: create the descriptor, begin a transaction, run the
+ * conflict-detection mode's operation, doom the transaction on failure.
+ */
+uint64_t ltx_tx_load(struct ltx_tx *tx, const void *addr, bool excl);
+void ltx_tx_store(struct ltx_tx *tx, void *addr, uint64_t val, unsigned size);
+bool ltx_tx_validate(struct ltx_tx *tx);
+bool ltx_tx_commit(struct ltx_tx *tx);
+void ltx_tx_abort(struct ltx_tx *tx);
+
+/* The status word tm_status() reports. */
+unsigned ltx_tx_status(const struct ltx_tx *tx);
+
+/*
+ * ltx_tx_doom: fail the live transaction with cause (TM_ABORT_* bits).  Its
+ * loads return 0 and its stores do nothing until VALIDATE/COMMIT end it.
+ * Not for signal handlers.
+ */
+void ltx_tx_doom(struct ltx_tx *tx, unsigned cause);
+
+/* ltx_tx_self: the calling thread's real descriptor, created if needed;
+ * NULL if there is no memory for one. */
+struct ltx_tx *ltx_tx_self(void);
+
+/* ltx_tx_others_live: whether a thread other than the caller holds a
+ * descriptor (so process-wide settings can no longer change). */
+bool ltx_tx_others_live(void);
+
+/* ltx_tx_foreach: call fn on every descriptor ever created (live or
+ * pooled), under the registry lock.  Not for signal handlers. */
+void ltx_tx_foreach(void (*fn)(struct ltx_tx *tx, void *arg), void *arg);
+
+/*
+ * ltx_tx_fast_commit: COMMIT of a live read-only transaction in the
+ * invisible mode, where every read was already validated when it was made:
+ * just forget the read set.  Returns false when the full commit is needed.
+ */
+static inline bool ltx_tx_fast_commit(struct ltx_tx *tx)
+{
+	if (ltx_unlikely(tx->ws_next != tx->ws_base ||
+			 __atomic_load_n(&tx->status, __ATOMIC_RELAXED) !=
+				 LTX_ACTIVE ||
+			 tx->mode != LTX_MODE_INVISIBLE))
+		return false;
+	tx->rs_next = tx->rs_base;
+	tx->limit = 0;
+	tx->last_status = 0;
+	tx->consec_aborts = 0;
+	tx->stats.commits_ro++;
+	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELAXED);
+	return true;
+}
+
+#endif /* LTX_TX_TX_H */
