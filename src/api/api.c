@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The public tm_* functions: the hot paths inlined, the rest delegated. */
+/* The library is built with -fvisibility=hidden; the API is what shows. */
+#pragma GCC visibility push(default)
 #include <ltx/tm.h>
+#pragma GCC visibility pop
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,7 +22,8 @@ __attribute__((constructor)) static void load_config(void)
 }
 
 /* LT or LTX of the aligned word at a: the fast path, else the full one. */
-static inline uint64_t load_word(const void *a, bool excl)
+static inline __attribute__((always_inline)) uint64_t
+load_word(const void *a, bool excl)
 {
 	struct ltx_tx *tx = ltx_self;
 	uint64_t x;
@@ -31,7 +35,8 @@ static inline uint64_t load_word(const void *a, bool excl)
 }
 
 /* ST of size bytes at a (aligned to size). */
-static inline void store_sized(void *a, uint64_t val, unsigned size)
+static inline __attribute__((always_inline)) void
+store_sized(void *a, uint64_t val, unsigned size)
 {
 	struct ltx_tx *tx = ltx_self;
 
@@ -112,13 +117,19 @@ tm_word_t tm_ltx(const void *addr)
 	return (tm_word_t)load_word(addr, true);
 }
 
+/* A misaligned store goes byte by byte (it may straddle two lines). */
+static __attribute__((noinline)) void store_misaligned(void *addr, uint64_t val,
+						       unsigned size)
+{
+	store_bytes(addr, &val, size);
+}
+
 void tm_st(void *addr, tm_word_t val)
 {
-	if (ltx_unlikely((uintptr_t)addr & WORD_MASK)) {
-		store_bytes(addr, &val, sizeof(val));
-		return;
-	}
-	store_sized(addr, val, sizeof(val));
+	if (ltx_unlikely((uintptr_t)addr & WORD_MASK))
+		store_misaligned(addr, val, sizeof(val));
+	else
+		store_sized(addr, val, sizeof(val));
 }
 
 uint8_t tm_lt_u8(const void *addr)
@@ -161,12 +172,11 @@ uint64_t tm_ltx_u64(const void *addr)
 	return load_sized(addr, 8, true);
 }
 
-/* A misaligned sized store goes byte by byte (it may straddle lines). */
 #define STORE_SIZED(name, type)                                               \
 	void name(void *addr, type val)                                       \
 	{                                                                     \
 		if (ltx_unlikely((uintptr_t)addr & (sizeof(type) - 1)))       \
-			store_bytes(addr, &val, sizeof(type));                \
+			store_misaligned(addr, val, sizeof(type));            \
 		else                                                          \
 			store_sized(addr, val, sizeof(type));                 \
 	}
@@ -234,6 +244,8 @@ int tm_config_set(const char *name, const char *value)
 		errno = EINVAL;
 		return -1;
 	}
+	if (strcmp(s->name, "LTX_MODE") == 0)
+		ltx_tx_mode_changed();
 	return 0;
 }
 

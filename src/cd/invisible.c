@@ -20,6 +20,16 @@
  * (LSA).  Every line this transaction locks had a version no newer than the
  * snapshot when locked, so lines it owns are consistent with it too.
  *
+ * Why the read set needs no versions: a line read at version v <= S that
+ * a committer changes afterwards was locked by it after the read (a locked
+ * line fails the read), and the committer took its version ts from the
+ * clock after locking, so ts > S.  An extension to S' reads the clock, then
+ * validates against the old snapshot: if it read the clock before the lock,
+ * ts > S' as well; if after, it finds the line locked or at ts > S, and
+ * fails.  So while this transaction lives, a line changed since it was read
+ * shows a foreign lock or a version above the current snapshot, and
+ * "orec < limit (snapshot + 1), or locked by us" is the whole test.
+ *
  * Commit (TL2/LSA): all written lines are already locked (encounter time);
  * take the commit version ts from the clock (acq_rel fetch-add); if another
  * commit happened since the snapshot, revalidate the read set; write the
@@ -56,16 +66,12 @@ static struct ltx_wentry *find_line(struct ltx_tx *tx, struct ltx_wentry *w,
 	}
 }
 
-/* Is read-set entry r still valid (unchanged, or locked by us unchanged)? */
+/* Is read-set entry r still valid (unchanged, or locked by us since)? */
 static bool read_valid(const struct ltx_tx *tx, const struct ltx_rentry *r)
 {
 	uintptr_t cur = __atomic_load_n(r->orec, __ATOMIC_ACQUIRE);
-	const struct ltx_wentry *h;
 
-	if (cur == r->version)
-		return true;
-	h = owned_head(tx, cur);
-	return h != NULL && h->old_version == r->version;
+	return cur < tx->limit || owned_head(tx, cur) != NULL;
 }
 
 static bool reads_valid(const struct ltx_tx *tx)
@@ -143,7 +149,7 @@ static struct ltx_wentry *chain_entry(struct ltx_tx *tx, uint32_t head,
 	w->orec = NULL;
 	w->old_version = 0;
 	w->mask = 0;
-	w->flags = 0;
+	w->flags = LTX_WENTRY_CHAINED;
 	w->head = head;
 	w->next = h->next;
 	h->next = (uint32_t)(w - tx->ws_base) + 1;
@@ -159,7 +165,7 @@ static struct ltx_wentry *chain_entry(struct ltx_tx *tx, uint32_t head,
 static struct ltx_wentry *acquire(struct ltx_tx *tx, const void *addr,
 				  unsigned *cause)
 {
-	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_shift, addr);
+	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
 	uintptr_t line = (uintptr_t)addr & ~LTX_LINE_MASK;
 
 	for (;;) {
@@ -227,7 +233,7 @@ static void inv_begin(struct ltx_tx *tx)
 static uint64_t inv_load(struct ltx_tx *tx, const void *addr, bool excl,
 			 unsigned *cause)
 {
-	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_shift, addr);
+	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
 	uint64_t x;
 
 	if (excl) {
@@ -286,29 +292,35 @@ static unsigned inv_validate(struct ltx_tx *tx)
 	return extend(tx) ? 0 : VALIDATE_CAUSE;
 }
 
-/* Write the dirty bytes of w back to memory (release: see the top). */
-static void write_back(const struct ltx_wentry *w)
+/*
+ * Write the dirty bytes of w back to memory (release stores: see the top).
+ * Usually every dirty word is dirty whole (ST of aligned words): then each
+ * byte of the mask is 0x00 or 0xff, which spreading the low bit of each
+ * byte reproduces, and the words are stored whole.
+ */
+static inline void write_back(const struct ltx_wentry *w, uint64_t m)
 {
-	char *line = (char *)w->line;
-	uint64_t m = w->mask;
+	const uint64_t low_bits = 0x0101010101010101ull;
+	uint64_t *line = (uint64_t *)w->line;
+	uint64_t words = m & low_bits;
 
-	while (m != 0) {
-		unsigned i = (unsigned)__builtin_ctzll(m) >> 3;
-		unsigned bytes = (unsigned)(m >> (i * 8)) & 0xffu;
+	if (ltx_likely(words * 0xff == m)) {
+		do {
+			unsigned i = (unsigned)__builtin_ctzll(words) >> 3;
 
-		m &= ~((uint64_t)0xff << (i * 8));
-		if (bytes == 0xff) {
-			__atomic_store_n((uint64_t *)(line + 8 * i), w->data[i],
-					 __ATOMIC_RELEASE);
-			continue;
-		}
-		for (unsigned b = 0; b < 8; b++)
-			if (bytes & (1u << b))
-				__atomic_store_n(
-					(uint8_t *)(line + 8 * i + b),
-					((const uint8_t *)w->data)[8 * i + b],
-					__ATOMIC_RELEASE);
+			__atomic_store_n(&line[i], w->data[i], __ATOMIC_RELEASE);
+			words &= words - 1;
+		} while (words != 0);
+		return;
 	}
+	do {
+		unsigned b = (unsigned)__builtin_ctzll(m);
+
+		__atomic_store_n((uint8_t *)line + b,
+				 ((const uint8_t *)w->data)[b],
+				 __ATOMIC_RELEASE);
+		m &= m - 1;
+	} while (m != 0);
 }
 
 static void reset(struct ltx_tx *tx)
@@ -318,12 +330,25 @@ static void reset(struct ltx_tx *tx)
 	tx->limit = 0;
 }
 
+/*
+ * The value a head entry's orec gets at commit.  A line taken by LTX and
+ * never stored keeps its old version: its data did not change, so readers
+ * of it need not abort.  tm_free sets LTX_WENTRY_BUMP to force a new
+ * version on the lines it frees, whatever was stored.
+ */
+static uintptr_t released_version(const struct ltx_wentry *h, uintptr_t ts)
+{
+	return (h->mask != 0 || (h->flags & LTX_WENTRY_BUMP)) ? ts
+							      : h->old_version;
+}
+
 static unsigned inv_commit(struct ltx_tx *tx)
 {
+	struct ltx_wentry *w, *end = tx->ws_next;
 	uintptr_t ts;
-	struct ltx_wentry *w;
+	bool chains = false;
 
-	if (tx->ws_next == tx->ws_base) {
+	if (end == tx->ws_base) {
 		/* Read-only: every read was valid at the snapshot. */
 		reset(tx);
 		return 0;
@@ -331,24 +356,33 @@ static unsigned inv_commit(struct ltx_tx *tx)
 	ts = __atomic_add_fetch(&ltx_clock, 1, __ATOMIC_ACQ_REL);
 	if (ts != tx->snapshot + 1 && !reads_valid(tx))
 		return VALIDATE_CAUSE;
-	for (w = tx->ws_base; w < tx->ws_next; w++) {
-		if (w->mask != 0) {
-			write_back(w);
-			tx->ws_base[w->head].flags |= LTX_WENTRY_BUMP;
-		}
-	}
 	/*
-	 * A line taken by LTX and never stored keeps its old version: its
-	 * data did not change, so readers of it need not abort.  tm_free
-	 * sets LTX_WENTRY_BUMP to force a new version on lines it frees.
+	 * Write back and release in one pass: an orec may be released once
+	 * the lines it covers are written back.  An orec covering several of
+	 * our lines (a chain) is released in a second pass, after all of
+	 * them, which sit later in the write set than their head.
 	 */
-	for (w = tx->ws_base; w < tx->ws_next; w++)
-		if (w->orec != NULL)
-			__atomic_store_n(w->orec,
-					 (w->flags & LTX_WENTRY_BUMP)
-						 ? ts
-						 : w->old_version,
+	for (w = tx->ws_base; w < end; w++) {
+		uint64_t m = w->mask;
+
+		if (m != 0)
+			write_back(w, m);
+		if (ltx_likely(w->link == 0)) {
+			/* A lone head: LTX without ST keeps the version. */
+			__atomic_store_n(w->orec, m != 0 ? ts : w->old_version,
 					 __ATOMIC_RELEASE);
+			continue;
+		}
+		chains = true;
+		if (w->orec == NULL && m != 0)
+			tx->ws_base[w->head].flags |= LTX_WENTRY_BUMP;
+	}
+	if (chains)
+		for (w = tx->ws_base; w < end; w++)
+			if (w->orec != NULL && w->link != 0)
+				__atomic_store_n(w->orec,
+						 released_version(w, ts),
+						 __ATOMIC_RELEASE);
 	reset(tx);
 	return 0;
 }

@@ -36,15 +36,43 @@
  * complete operation (invisible.c).
  */
 
-static inline bool ltx_inv_fast_load(struct ltx_tx *tx, const void *addr,
-				     uint64_t *out)
+/*
+ * Begin a transaction without leaving the fast path: the descriptor is idle
+ * in this mode (status LTX_IDLE, never the boot descriptor's LTX_IDLE_SLOW).
+ * limit is armed before status turns ACTIVE, so a signal handler that dooms
+ * the transaction (it checks status, then clears limit) is never undone.
+ * An orec value read before the snapshot is still fine to use: the load
+ * below rechecks it after reading the data, so it held across the snapshot.
+ */
+static inline __attribute__((always_inline)) bool
+ltx_inv_fast_begin(struct ltx_tx *tx)
 {
-	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_shift, addr);
+	uintptr_t now;
+
+	if (ltx_unlikely(__atomic_load_n(&tx->status, __ATOMIC_RELAXED) !=
+			 LTX_IDLE))
+		return false;
+	/* Pairs with the committers' acq_rel fetch-add of the clock. */
+	now = __atomic_load_n(&ltx_clock, __ATOMIC_ACQUIRE);
+	tx->snapshot = now;
+	tx->limit = now + 1;
+	tx->cause = 0;
+	tx->tx_id++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&tx->status, LTX_ACTIVE, __ATOMIC_RELAXED);
+	return true;
+}
+
+static inline __attribute__((always_inline)) bool
+ltx_inv_fast_load(struct ltx_tx *tx, const void *addr, uint64_t *out)
+{
+	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
 	uintptr_t v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
 	struct ltx_rentry *r;
 	uint64_t x;
 
-	if (ltx_unlikely(v >= tx->limit))
+	if (ltx_unlikely(v >= tx->limit) &&
+	    (!ltx_inv_fast_begin(tx) || v >= tx->limit))
 		return false;
 	x = __atomic_load_n((const uint64_t *)addr, __ATOMIC_ACQUIRE);
 	if (ltx_unlikely(__atomic_load_n(orec, __ATOMIC_RELAXED) != v))
@@ -53,7 +81,6 @@ static inline bool ltx_inv_fast_load(struct ltx_tx *tx, const void *addr,
 	if (ltx_unlikely(r == tx->rs_end))
 		return false;
 	r->orec = orec;
-	r->version = v;
 	tx->rs_next = r + 1;
 	*out = x;
 	return true;
@@ -66,14 +93,17 @@ static inline bool ltx_inv_fast_load(struct ltx_tx *tx, const void *addr,
  * with the line moves before it; the data is published later, at commit, by
  * release stores made while the lock is held.
  */
-static inline struct ltx_wentry *ltx_inv_fast_acquire(struct ltx_tx *tx,
-						      const void *addr)
+static inline __attribute__((always_inline)) struct ltx_wentry *
+ltx_inv_fast_acquire(struct ltx_tx *tx, const void *addr)
 {
-	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_shift, addr);
+	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
 	uintptr_t v = __atomic_load_n(orec, __ATOMIC_RELAXED);
 	struct ltx_wentry *w = tx->ws_next;
 
-	if (ltx_unlikely(v >= tx->limit || w == tx->ws_end))
+	if (ltx_unlikely(v >= tx->limit) &&
+	    (!ltx_inv_fast_begin(tx) || v >= tx->limit))
+		return NULL;
+	if (ltx_unlikely(w == tx->ws_end))
 		return NULL;
 	if (ltx_unlikely(!__atomic_compare_exchange_n(
 		    orec, &v, (uintptr_t)w | LTX_OREC_LOCKED, false,
@@ -83,14 +113,13 @@ static inline struct ltx_wentry *ltx_inv_fast_acquire(struct ltx_tx *tx,
 	w->line = (uintptr_t)addr & ~LTX_LINE_MASK;
 	w->orec = orec;
 	w->old_version = v;
-	w->next = 0;
-	w->head = (uint32_t)(w - tx->ws_base);
-	w->flags = 0;
+	w->link = 0;
 	return w;
 }
 
 /* Put the low size bytes of val into the entry's XABORT copy. */
-static inline void ltx_inv_buffer(struct ltx_wentry *w, const void *addr,
+static inline __attribute__((always_inline)) void
+ltx_inv_buffer(struct ltx_wentry *w, const void *addr,
 				  uint64_t val, unsigned size)
 {
 	unsigned off = (unsigned)((uintptr_t)addr & LTX_LINE_MASK);
@@ -100,19 +129,22 @@ static inline void ltx_inv_buffer(struct ltx_wentry *w, const void *addr,
 	w->mask |= bytes << off;
 }
 
-static inline bool ltx_inv_fast_store(struct ltx_tx *tx, void *addr,
+static inline __attribute__((always_inline)) bool
+ltx_inv_fast_store(struct ltx_tx *tx, void *addr,
 				      uint64_t val, unsigned size)
 {
 	struct ltx_wentry *w = ltx_inv_fast_acquire(tx, addr);
+	unsigned off = (unsigned)((uintptr_t)addr & LTX_LINE_MASK);
 
 	if (ltx_unlikely(w == NULL))
 		return false;
-	w->mask = 0;
-	ltx_inv_buffer(w, addr, val, size);
+	memcpy((char *)w->data + off, &val, size); /* little-endian */
+	w->mask = (uint64_t)((1u << size) - 1) << off;
 	return true;
 }
 
-static inline bool ltx_inv_fast_load_excl(struct ltx_tx *tx,
+static inline __attribute__((always_inline)) bool
+ltx_inv_fast_load_excl(struct ltx_tx *tx,
 					  const void *addr, uint64_t *out)
 {
 	struct ltx_wentry *w = ltx_inv_fast_acquire(tx, addr);

@@ -8,7 +8,7 @@
 
 uint64_t ltx_clock __attribute__((aligned(128)));
 uintptr_t *ltx_orec_table;
-unsigned ltx_orec_shift;
+uintptr_t ltx_orec_mask;
 
 int ltx_orec_init(unsigned bits)
 {
@@ -24,7 +24,7 @@ int ltx_orec_init(unsigned bits)
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
-	ltx_orec_shift = 64 - bits;
+	ltx_orec_mask = (((uintptr_t)1 << bits) - 1) * sizeof(uintptr_t);
 	/* Pairs with the acquire load in ltx_orec_ready(). */
 	__atomic_store_n(&ltx_orec_table, (uintptr_t *)p, __ATOMIC_RELEASE);
 	return 0;

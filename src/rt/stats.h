@@ -13,8 +13,12 @@
  * increments; readers in other threads may see a torn or stale total and
  * must treat the figures as approximate while the thread runs.
  */
+/*
+ * Read-only commits are not counted on their (fast) path: they are the
+ * transactions begun (struct ltx_tx.tx_id) less commits_rw, less aborts,
+ * less the one in progress if any.
+ */
 struct ltx_stats {
-	uint64_t commits_ro;		      /* committed, no line written */
 	uint64_t commits_rw;		      /* committed, some line written */
 	uint64_t aborts;		      /* transactions that aborted */
 	uint64_t abort_cause[LTX_STATS_CAUSES]; /* per TM_ABORT_* bit */

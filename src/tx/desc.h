@@ -16,15 +16,26 @@
  * status != LTX_IDLE; its TSTATUS flag is status == LTX_ACTIVE.
  */
 enum ltx_status {
-	LTX_IDLE = 0,	/* no transaction: the next operation begins one */
-	LTX_ACTIVE = 1, /* live: may still commit */
-	LTX_DOOMED = 2, /* failed: loads return 0, stores do nothing */
+	LTX_IDLE = 0,	   /* no transaction: the next operation begins one */
+	LTX_ACTIVE = 1,	   /* live: may still commit */
+	LTX_DOOMED = 2,	   /* failed: loads return 0, stores do nothing */
+	LTX_IDLE_SLOW = 3, /* as LTX_IDLE, but begin by the slow path (the
+			    * boot descriptor, modes without a fast path) */
 };
 
-/* Read-set entry of the invisible mode: an orec and the version seen. */
+static inline bool ltx_status_idle(int status)
+{
+	return status == LTX_IDLE || status == LTX_IDLE_SLOW;
+}
+
+/*
+ * Read-set entry of the invisible mode: the orec of a line read.  No
+ * version is kept: a line read at a version <= snapshot that changes later
+ * gets a version above the snapshot of that moment (see invisible.c), so
+ * "orec still <= snapshot" is the whole validity test.
+ */
 struct ltx_rentry {
 	uintptr_t *orec;
-	uintptr_t version;
 };
 
 /*
@@ -45,14 +56,35 @@ struct ltx_wentry {
 	uintptr_t line;	       /* address of the line */
 	uintptr_t *orec;       /* orec taken by this entry, or NULL */
 	uintptr_t old_version; /* head only: the orec's value before */
-	uint32_t next;	       /* next entry on the same orec, index + 1 */
-	uint32_t head;	       /* index of the head entry of this orec */
-	uint32_t flags;	       /* LTX_WENTRY_* */
-	uint32_t pad_;
+	union {
+		struct {
+			uint32_t next;	/* next entry on this orec, index + 1 */
+			uint32_t flags; /* LTX_WENTRY_* */
+		};
+		uint64_t link; /* 0: a lone head, the common case */
+	};
+	uint32_t head;	       /* chained entries: index of the head */
+	uint32_t pad_[5];      /* 128 bytes: entry arithmetic is a shift */
 };
+
+_Static_assert(sizeof(struct ltx_wentry) == 128, "write-set entry size");
 
 /* The orec must get a new version at commit even if no byte is dirty. */
 #define LTX_WENTRY_BUMP 1u
+/* A later entry on an orec held by an earlier one (orec is NULL). */
+#define LTX_WENTRY_CHAINED 2u
+
+/*
+ * An action run when the transaction ends: fn(arg) after a commit (after
+ * the new values are published and the lines released), or after an abort
+ * (in reverse order of registration).  Used for deferred frees, undoing
+ * allocations, and the libitm user actions.
+ */
+struct ltx_action {
+	void (*fn)(void *arg);
+	void *arg;
+	int on_commit; /* 1: run on commit; 0: run on abort */
+};
 
 /*
  * struct ltx_tx: one per thread, reached through ltx_self (initial-exec TLS).
@@ -76,7 +108,8 @@ struct ltx_tx {
 	/* hot: read by tm_lt/tm_ltx/tm_st/tm_commit */
 	uintptr_t limit;
 	uintptr_t *orecs;
-	unsigned orec_shift;
+	uintptr_t orec_mask; /* (table size - 1) * sizeof(orec): see orec.h */
+	uint64_t orec_mul;   /* LTX_OREC_MUL, as a memory operand for imul */
 	int status;
 	struct ltx_rentry *rs_next;
 	struct ltx_rentry *rs_end;
@@ -89,10 +122,20 @@ struct ltx_tx {
 	struct ltx_rentry *rs_base;
 	int mode;		    /* enum ltx_mode of this transaction */
 	unsigned cause;		    /* TM_ABORT_* bits while doomed */
-	unsigned last_status;	    /* tm_status() of the last transaction */
-	unsigned consec_aborts;	    /* aborts since the last commit */
-	uint64_t rng;		    /* backoff randomization (xorshift) */
-	uint64_t tx_id;		    /* serial number of the transaction */
+	union {
+		struct {
+			uint32_t last_status;	/* tm_status() of the last */
+			uint32_t consec_aborts; /* aborts since a commit */
+		};
+		uint64_t end_state; /* both, cleared by one store at commit */
+	};
+	uint64_t rng;	/* backoff randomization (xorshift) */
+	uint64_t tx_id; /* transactions begun by this thread: the serial
+			 * number of the current or last one */
+
+	/* actions to run when the transaction ends (tx.c) */
+	struct ltx_action *actions;
+	unsigned nactions, actions_cap;
 
 	/* life cycle */
 	struct ltx_tx *next_all; /* registry of all descriptors (never freed) */
@@ -108,8 +151,9 @@ extern __thread struct ltx_tx *ltx_self
 
 /*
  * ltx_boot_tx: what ltx_self points to before a thread's first operation.
- * Its limit is 0 and its orec table a two-word dummy, so the hot path reads
- * harmlessly and falls into the slow path, which creates the real one.
+ * Its limit is 0, its status LTX_IDLE_SLOW and its orec table a one-word
+ * dummy (mask 0), so the hot path reads harmlessly and falls into the slow
+ * path, which creates the real one.
  */
 extern struct ltx_tx ltx_boot_tx;
 

@@ -21,13 +21,14 @@
 __thread struct ltx_tx *ltx_self
 	__attribute__((tls_model("initial-exec"))) = &ltx_boot_tx;
 
-static uintptr_t boot_orecs[2];
+static uintptr_t boot_orecs[1];
 
 struct ltx_tx ltx_boot_tx = {
 	.limit = 0,
 	.orecs = boot_orecs,
-	.orec_shift = 63,
-	.status = LTX_IDLE,
+	.orec_mask = 0,
+	.orec_mul = LTX_OREC_MUL,
+	.status = LTX_IDLE_SLOW,
 };
 
 /*
@@ -58,16 +59,37 @@ static void store_status(struct ltx_tx *tx, int status)
 	__atomic_store_n(&tx->status, status, __ATOMIC_RELAXED);
 }
 
+/* Idle, in a mode whose transactions may begin on the fast path or not. */
+static int idle_status(void)
+{
+	return ltx_config.mode == LTX_MODE_INVISIBLE ? LTX_IDLE
+						     : LTX_IDLE_SLOW;
+}
+
+void ltx_tx_mode_changed(void)
+{
+	struct ltx_tx *tx = ltx_self;
+
+	if (tx != &ltx_boot_tx && ltx_status_idle(load_status(tx))) {
+		tx->mode = ltx_config.mode;
+		store_status(tx, idle_status());
+	}
+}
+
+static void run_actions(struct ltx_tx *tx, bool committed);
+
 static void thread_exit(void *arg)
 {
 	struct ltx_tx *tx = arg;
 
 	/* A thread that ends (or is cancelled) inside a transaction aborts
 	 * it, so none of its lines stays owned. */
-	if (load_status(tx) != LTX_IDLE) {
+	if (!ltx_status_idle(load_status(tx))) {
 		ops(tx)->release(tx);
 		tx->limit = 0;
-		store_status(tx, LTX_IDLE);
+		tx->cause = 0;
+		store_status(tx, LTX_IDLE_SLOW);
+		run_actions(tx, false);
 	}
 	ltx_self = &ltx_boot_tx;
 	pthread_mutex_lock(&registry_lock);
@@ -143,11 +165,13 @@ struct ltx_tx *ltx_tx_self(void)
 	if (tx == NULL)
 		return NULL;
 	tx->orecs = ltx_orec_table;
-	tx->orec_shift = ltx_orec_shift;
+	tx->orec_mask = ltx_orec_mask;
+	tx->orec_mul = LTX_OREC_MUL;
 	tx->limit = 0;
-	tx->status = LTX_IDLE;
-	tx->last_status = 0;
-	tx->consec_aborts = 0;
+	tx->cause = 0;
+	tx->end_state = 0;
+	tx->mode = ltx_config.mode;
+	tx->status = idle_status();
 	tx->rng = ((uint64_t)(uintptr_t)tx * LTX_OREC_MUL) ^ ltx_cycles();
 	if (tx->rng == 0)
 		tx->rng = 1;
@@ -192,6 +216,43 @@ static void begin(struct ltx_tx *tx)
 	store_status(tx, LTX_ACTIVE);
 }
 
+bool ltx_tx_add_action(struct ltx_tx *tx, void (*fn)(void *), void *arg,
+		       bool on_commit)
+{
+	if (tx->nactions == tx->actions_cap) {
+		unsigned cap = tx->actions_cap ? 2 * tx->actions_cap : 16;
+		struct ltx_action *a =
+			realloc(tx->actions, cap * sizeof(*tx->actions));
+
+		if (a == NULL) {
+			ltx_tx_doom(tx, TM_ABORT_NOMEM | TM_ABORT_CAPACITY);
+			return false;
+		}
+		tx->actions = a;
+		tx->actions_cap = cap;
+	}
+	tx->actions[tx->nactions++] =
+		(struct ltx_action){ fn, arg, on_commit ? 1 : 0 };
+	return true;
+}
+
+/* Run the actions for how the transaction ended, and forget them all. */
+static void run_actions(struct ltx_tx *tx, bool committed)
+{
+	unsigned n = tx->nactions;
+
+	tx->nactions = 0;
+	if (committed) {
+		for (unsigned i = 0; i < n; i++)
+			if (tx->actions[i].on_commit)
+				tx->actions[i].fn(tx->actions[i].arg);
+	} else {
+		for (unsigned i = n; i-- > 0;)
+			if (!tx->actions[i].on_commit)
+				tx->actions[i].fn(tx->actions[i].arg);
+	}
+}
+
 void ltx_tx_doom(struct ltx_tx *tx, unsigned cause)
 {
 	tx->limit = 0;
@@ -207,7 +268,10 @@ static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 	ops(tx)->release(tx);
 	tx->limit = 0;
 	tx->last_status = cause;
-	store_status(tx, LTX_IDLE);
+	tx->cause = 0;
+	store_status(tx, idle_status());
+	if (ltx_unlikely(tx->nactions != 0))
+		run_actions(tx, false);
 	tx->stats.aborts++;
 	for (unsigned b = 0; b < LTX_STATS_CAUSES; b++)
 		if (cause & (1u << b))
@@ -229,6 +293,7 @@ static struct ltx_tx *live(struct ltx_tx *tx)
 	}
 	switch (load_status(tx)) {
 	case LTX_IDLE:
+	case LTX_IDLE_SLOW:
 		begin(tx);
 		return tx;
 	case LTX_ACTIVE:
@@ -275,6 +340,7 @@ bool ltx_tx_validate(struct ltx_tx *tx)
 
 	switch (load_status(tx)) {
 	case LTX_IDLE:
+	case LTX_IDLE_SLOW:
 		return true;
 	case LTX_ACTIVE:
 		cause = ops(tx)->validate(tx);
@@ -296,19 +362,20 @@ bool ltx_tx_commit(struct ltx_tx *tx)
 
 	switch (load_status(tx)) {
 	case LTX_IDLE:
+	case LTX_IDLE_SLOW:
 		return true;
 	case LTX_ACTIVE:
 		wrote = tx->ws_next != tx->ws_base;
 		cause = ops(tx)->commit(tx);
 		if (cause == 0) {
 			tx->limit = 0;
-			tx->last_status = 0;
-			tx->consec_aborts = 0;
-			store_status(tx, LTX_IDLE);
+			tx->end_state = 0;
+			tx->cause = 0;
+			store_status(tx, idle_status());
 			if (wrote)
 				tx->stats.commits_rw++;
-			else
-				tx->stats.commits_ro++;
+			if (ltx_unlikely(tx->nactions != 0))
+				run_actions(tx, true);
 			return true;
 		}
 		ltx_tx_doom(tx, cause);
@@ -324,7 +391,7 @@ void ltx_tx_abort(struct ltx_tx *tx)
 {
 	int st = load_status(tx);
 
-	if (st == LTX_IDLE)
+	if (ltx_status_idle(st))
 		return;
 	finish_abort(tx, (st == LTX_DOOMED ? tx->cause : 0) | TM_ABORT_EXPLICIT,
 		     false);

@@ -20,6 +20,16 @@ bool ltx_tx_validate(struct ltx_tx *tx);
 bool ltx_tx_commit(struct ltx_tx *tx);
 void ltx_tx_abort(struct ltx_tx *tx);
 
+/*
+ * ltx_tx_add_action: run fn(arg) when the live transaction commits
+ * (on_commit true) or aborts (false).  Commit actions run in order after
+ * the stores are published and the lines released; abort actions run in
+ * reverse order after the lines are released.  Returns false if there is no
+ * memory to record it (the transaction is then doomed, TM_ABORT_NOMEM).
+ */
+bool ltx_tx_add_action(struct ltx_tx *tx, void (*fn)(void *), void *arg,
+		       bool on_commit);
+
 /* The status word tm_status() reports. */
 unsigned ltx_tx_status(const struct ltx_tx *tx);
 
@@ -47,20 +57,22 @@ void ltx_tx_foreach(void (*fn)(struct ltx_tx *tx, void *arg), void *arg);
  * invisible mode, where every read was already validated when it was made:
  * just forget the read set.  Returns false when the full commit is needed.
  */
-static inline bool ltx_tx_fast_commit(struct ltx_tx *tx)
+static inline __attribute__((always_inline)) bool
+ltx_tx_fast_commit(struct ltx_tx *tx)
 {
-	if (ltx_unlikely(tx->ws_next != tx->ws_base ||
-			 __atomic_load_n(&tx->status, __ATOMIC_RELAXED) !=
-				 LTX_ACTIVE ||
-			 tx->mode != LTX_MODE_INVISIBLE))
+	/* limit != 0: live (not doomed) and in the invisible mode. */
+	if (ltx_unlikely(tx->limit == 0 || tx->ws_next != tx->ws_base ||
+			 tx->nactions != 0))
 		return false;
 	tx->rs_next = tx->rs_base;
 	tx->limit = 0;
-	tx->last_status = 0;
-	tx->consec_aborts = 0;
-	tx->stats.commits_ro++;
+	tx->end_state = 0; /* last_status and consec_aborts */
 	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELAXED);
 	return true;
 }
+
+/* ltx_tx_mode_changed: the mode setting changed; re-arm this thread's
+ * idle descriptor for it. */
+void ltx_tx_mode_changed(void);
 
 #endif /* LTX_TX_TX_H */
