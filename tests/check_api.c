@@ -1,19 +1,412 @@
 /* SPDX-License-Identifier: MIT */
-/* Single-thread semantics of the public API. */
+/* Single-thread semantics of the public API (<ltx/tm.h>, <ltx/isa.h>). */
+#include <ltx/isa.h>
 #include <ltx/tm.h>
+
 #include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
-START_TEST(test_dummy) { ck_assert_int_eq(tm_commit(), 1); }
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define LINE 64
+
+static uint64_t words[64][8] __attribute__((aligned(LINE)));
+
+static void reset_words(void)
+{
+	for (int i = 0; i < 64; i++)
+		for (int j = 0; j < 8; j++)
+			words[i][j] = (uint64_t)(i * 8 + j);
+}
+
+START_TEST(test_begin_is_implicit_and_commit_ends_it)
+{
+	reset_words();
+	ck_assert(!tm_in_transaction());
+	ck_assert_uint_eq(tm_lt(&words[0][0]), 0);
+	ck_assert(tm_in_transaction());
+	ck_assert(tm_commit());
+	ck_assert(!tm_in_transaction());
+	ck_assert_uint_eq(tm_status(), 0);
+}
 END_TEST
+
+START_TEST(test_validate_and_commit_outside_a_transaction_return_true)
+{
+	ck_assert(tm_validate());
+	ck_assert(tm_commit());
+	ck_assert(!tm_in_transaction());
+	tm_abort(); /* no transaction: nothing happens */
+	ck_assert_uint_eq(tm_status(), 0);
+}
+END_TEST
+
+START_TEST(test_store_is_buffered_until_commit)
+{
+	reset_words();
+	tm_st(&words[1][2], 1234);
+	ck_assert_uint_eq(words[1][2], 10); /* memory untouched: XCOMMIT */
+	ck_assert_uint_eq(tm_lt(&words[1][2]), 1234); /* read after write */
+	ck_assert_uint_eq(tm_ltx(&words[1][2]), 1234);
+	ck_assert(tm_validate());
+	ck_assert_uint_eq(words[1][2], 10);
+	ck_assert(tm_commit());
+	ck_assert_uint_eq(words[1][2], 1234);
+}
+END_TEST
+
+START_TEST(test_abort_discards_stores_and_reports_explicit)
+{
+	reset_words();
+	tm_st(&words[2][0], 99);
+	tm_st(&words[3][7], 98);
+	tm_abort();
+	ck_assert(!tm_in_transaction());
+	ck_assert_uint_eq(words[2][0], 16);
+	ck_assert_uint_eq(words[3][7], 31);
+	ck_assert_uint_eq(tm_status(), TM_ABORT_EXPLICIT);
+	/* The next transaction starts clean and reports 0 once committed. */
+	tm_st(&words[2][0], 7);
+	ck_assert(tm_commit());
+	ck_assert_uint_eq(words[2][0], 7);
+	ck_assert_uint_eq(tm_status(), 0);
+}
+END_TEST
+
+START_TEST(test_sub_word_store_changes_only_its_bytes)
+{
+	static union {
+		uint64_t w;
+		uint8_t b[8];
+		uint16_t h[4];
+		uint32_t s[2];
+	} u __attribute__((aligned(8)));
+
+	u.w = 0x1111111111111111ull;
+	TM_ST(u.b[3], (uint8_t)0xab);
+	TM_ST(u.h[3], (uint16_t)0xcdef);
+	ck_assert_uint_eq(TM_LT(u.b[3]), 0xab);
+	ck_assert_uint_eq(TM_LT(u.b[2]), 0x11);
+	ck_assert_uint_eq(TM_LT(u.h[3]), 0xcdef);
+	ck_assert(tm_commit());
+	ck_assert_uint_eq(u.w, 0xcdef1111ab111111ull);
+
+	TM_ST(u.s[0], (uint32_t)0x01020304);
+	ck_assert(tm_commit());
+	ck_assert_uint_eq(u.w, 0xcdef111101020304ull);
+}
+END_TEST
+
+START_TEST(test_typed_macros_keep_the_type)
+{
+	static int32_t i32 = -5;
+	static int16_t i16 = -300;
+	static char *ptr;
+	static char target[4];
+
+	ck_assert_int_eq(TM_LT(i32), -5);
+	ck_assert_int_eq(TM_LTX(i16), -300);
+	TM_ST(i32, -70000);
+	TM_ST(ptr, target + 2);
+	ck_assert_ptr_eq(TM_LT(ptr), target + 2);
+	ck_assert(tm_commit());
+	ck_assert_int_eq(i32, -70000);
+	ck_assert_ptr_eq(ptr, target + 2);
+}
+END_TEST
+
+START_TEST(test_isa_spelling_matches_the_article)
+{
+	static long x = 41;
+
+	ST(&x, LTX(x) + 1);
+	ck_assert(VALIDATE());
+	ck_assert(COMMIT());
+	ck_assert_int_eq(x, 42);
+	ck_assert_int_eq(LT(x), 42);
+	ABORT();
+	ck_assert_uint_eq(tm_status(), TM_ABORT_EXPLICIT);
+}
+END_TEST
+
+START_TEST(test_unaligned_and_straddling_accesses_are_exact)
+{
+	static unsigned char buf[3 * LINE] __attribute__((aligned(LINE)));
+	unsigned char out[40];
+	uint64_t w;
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)i;
+	/* An 8-byte word across the line boundary at 64. */
+	w = tm_lt(buf + 60);
+	ck_assert_uint_eq(w, 0x434241403f3e3d3cull);
+	tm_st(buf + 61, 0x0807060504030201ull);
+	tm_st_u32(buf + 127, 0xa1a2a3a4u); /* straddles line 1 and 2 */
+	tm_lt_bytes(out, buf + 58, 12);
+	ck_assert_uint_eq(out[2], 0x3c);
+	ck_assert_uint_eq(out[3], 0x01);
+	ck_assert_uint_eq(out[10], 0x08);
+	ck_assert_uint_eq(out[11], 0x45);
+	ck_assert(tm_commit());
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		unsigned char want = (unsigned char)i;
+
+		if (i >= 61 && i < 69)
+			want = (unsigned char)(i - 60);
+		if (i >= 127 && i < 131)
+			want = (unsigned char)(0xa4 - (i - 127));
+		ck_assert_msg(buf[i] == want, "byte %zu is %#x, want %#x", i,
+			      buf[i], want);
+	}
+}
+END_TEST
+
+START_TEST(test_byte_ranges_copy_exactly)
+{
+	static char src[200], dst[200];
+	char tmp[200];
+
+	for (int i = 0; i < 200; i++)
+		src[i] = (char)(i * 7);
+	memset(dst, 'x', sizeof(dst));
+	tm_lt_bytes(tmp, src + 3, 150);
+	tm_st_bytes(dst + 5, tmp, 150);
+	ck_assert(dst[5] == 'x'); /* buffered */
+	ck_assert(tm_commit());
+	ck_assert(memcmp(dst + 5, src + 3, 150) == 0);
+	ck_assert(dst[4] == 'x' && dst[155] == 'x');
+}
+END_TEST
+
+/* Bytes of a line that the transaction did not store are not clobbered by
+ * its commit, even if they changed meanwhile (the article: "move
+ * non-transactional data off of the cache line"; ltx tolerates it). */
+START_TEST(test_commit_writes_back_only_dirty_bytes)
+{
+	static volatile unsigned char line[LINE] __attribute__((aligned(LINE)));
+
+	memset((void *)line, 0, sizeof(line));
+	tm_st_u8((void *)&line[5], 0x55);
+	tm_st_u16((void *)&line[40], 0x6666);
+	line[6] = 0x77; /* a non-transactional write to the same line */
+	line[0] = 0x11;
+	ck_assert(tm_commit());
+	ck_assert_uint_eq(line[5], 0x55);
+	ck_assert_uint_eq(line[6], 0x77);
+	ck_assert_uint_eq(line[0], 0x11);
+	ck_assert_uint_eq(line[40], 0x66);
+	ck_assert_uint_eq(line[41], 0x66);
+	ck_assert_uint_eq(line[42], 0);
+}
+END_TEST
+
+START_TEST(test_ltx_without_store_changes_nothing)
+{
+	reset_words();
+	ck_assert_uint_eq(tm_ltx(&words[4][1]), 33);
+	ck_assert(tm_commit());
+	ck_assert_uint_eq(words[4][1], 33);
+}
+END_TEST
+
+START_TEST(test_large_transactions_grow_their_logs)
+{
+	size_t n = 5000;
+	uint64_t *a = aligned_alloc(LINE, n * LINE);
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		a[i * 8] = i;
+	/* 5000 lines read (read set starts at 1024), then written
+	 * (write set starts at 64). */
+	for (size_t i = 0; i < n; i++)
+		sum += tm_lt(&a[i * 8]);
+	ck_assert_uint_eq(sum, n * (n - 1) / 2);
+	for (size_t i = 0; i < n; i++)
+		tm_st(&a[i * 8], tm_lt(&a[i * 8]) + 1);
+	ck_assert(tm_commit());
+	for (size_t i = 0; i < n; i++)
+		ck_assert_uint_eq(a[i * 8], i + 1);
+	free(a);
+}
+END_TEST
+
+/*
+ * Doomed loads return 0 without reading the target memory: after the
+ * transaction is doomed, a tm_lt of an unreadable page returns 0 instead
+ * of faulting.  The doom comes from a line locked by another thread.
+ */
+static uint64_t owned[8] __attribute__((aligned(LINE)));
+static pthread_barrier_t bar;
+
+static void *hold_line(void *arg)
+{
+	tm_st(&owned[0], 5); /* takes the line in E */
+	pthread_barrier_wait(&bar);
+	pthread_barrier_wait(&bar); /* main dooms itself meanwhile */
+	ck_assert(tm_commit());
+	return arg;
+}
+
+START_TEST(test_doomed_loads_return_zero_without_touching_memory)
+{
+	pthread_t t;
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t *noaccess = mmap(NULL, (size_t)page, PROT_NONE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	static uint64_t other = 77;
+
+	ck_assert(noaccess != MAP_FAILED);
+	owned[0] = 1;
+	pthread_barrier_init(&bar, NULL, 2);
+	pthread_create(&t, NULL, hold_line, NULL);
+	pthread_barrier_wait(&bar);
+	ck_assert_uint_eq(tm_lt(&other), 77);
+	ck_assert_uint_eq(tm_lt(&owned[0]), 0); /* busy: doomed */
+	ck_assert(tm_in_transaction());
+	ck_assert_uint_eq(tm_lt(noaccess), 0); /* no fault: not read */
+	ck_assert_uint_eq(tm_lt(&other), 0);
+	tm_st(&other, 1); /* a store in a doomed transaction does nothing */
+	ck_assert(tm_status() & TM_ABORT_CONFLICT);
+	ck_assert(!tm_validate());
+	ck_assert(!tm_in_transaction());
+	ck_assert(tm_status() & TM_ABORT_CONFLICT);
+	ck_assert(tm_status() & TM_ABORT_RETRY);
+	ck_assert(tm_commit()); /* nothing open: true */
+	pthread_barrier_wait(&bar);
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(other, 77);
+	ck_assert_uint_eq(owned[0], 5);
+	munmap(noaccess, (size_t)page);
+}
+END_TEST
+
+START_TEST(test_config_set_and_get_round_trip)
+{
+	char buf[128];
+
+	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "spin:n=500"), 0);
+	ck_assert_int_eq(tm_config_get("LTX_BACKOFF", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "spin:n=500");
+	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "exp:min=8,max=64"), 0);
+	ck_assert_int_eq(tm_config_get("LTX_BACKOFF", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "exp:min=8,max=64");
+	ck_assert_int_eq(tm_config_get("LTX_MODE", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "invisible");
+}
+END_TEST
+
+START_TEST(test_config_rejects_bad_names_and_values)
+{
+	char buf[128], tiny[2];
+	const char *bad[] = { "", "fast", "exp:min=0", "exp:min=9,max=8",
+			      "exp:max", "exp:min=1x", "none:n=3",
+			      "spin:m=3", "exp:min=99999999999999999999",
+			      "exp:min=4,", "yield:n=1" };
+
+	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "exp:min=64,max=65536"),
+			 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		ck_assert_msg(tm_config_set("LTX_BACKOFF", bad[i]) == -1,
+			      "accepted \"%s\"", bad[i]);
+		ck_assert_int_eq(errno, EINVAL);
+	}
+	ck_assert_int_eq(tm_config_get("LTX_BACKOFF", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "exp:min=64,max=65536"); /* unchanged */
+	errno = 0;
+	ck_assert_int_eq(tm_config_set("LTX_NO_SUCH_THING", "1"), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(tm_config_set(NULL, "1"), -1);
+	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", NULL), -1);
+	ck_assert_int_eq(tm_config_set("LTX_MODE", "quantum"), -1);
+	ck_assert_int_eq(tm_config_set("LTX_OREC_BITS", "29"), -1);
+	ck_assert_int_eq(tm_config_set("LTX_OREC_BITS", "3"), -1);
+	errno = 0;
+	ck_assert_int_eq(tm_config_get("LTX_BACKOFF", tiny, sizeof(tiny)), -1);
+	ck_assert_int_eq(errno, ERANGE);
+}
+END_TEST
+
+START_TEST(test_startup_settings_are_busy_inside_a_transaction)
+{
+	static uint64_t x;
+
+	(void)tm_lt(&x);
+	errno = 0;
+	ck_assert_int_eq(tm_config_set("LTX_MODE", "invisible"), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	ck_assert(tm_commit());
+	/* The orec table exists now: its size is fixed. */
+	errno = 0;
+	ck_assert_int_eq(tm_config_set("LTX_OREC_BITS", "12"), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	ck_assert_int_eq(tm_config_set("LTX_MODE", "invisible"), 0);
+}
+END_TEST
+
+static void *sleeper(void *arg)
+{
+	static uint64_t y;
+
+	(void)tm_lt(&y);
+	tm_commit();
+	pthread_barrier_wait(&bar);
+	pthread_barrier_wait(&bar);
+	return arg;
+}
+
+START_TEST(test_startup_settings_are_busy_once_other_threads_use_ltx)
+{
+	pthread_t t;
+
+	pthread_barrier_init(&bar, NULL, 2);
+	pthread_create(&t, NULL, sleeper, NULL);
+	pthread_barrier_wait(&bar);
+	errno = 0;
+	ck_assert_int_eq(tm_config_set("LTX_MODE", "invisible"), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	/* Backoff may change at any time. */
+	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "yield"), 0);
+	pthread_barrier_wait(&bar);
+	pthread_join(t, NULL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("api");
-	TCase *tc = tcase_create("core");
+	TCase *tc = tcase_create("semantics");
+	TCase *cfg = tcase_create("config");
 	SRunner *sr;
 	int failed;
 
-	tcase_add_test(tc, test_dummy);
+	tcase_add_test(tc, test_begin_is_implicit_and_commit_ends_it);
+	tcase_add_test(tc,
+		       test_validate_and_commit_outside_a_transaction_return_true);
+	tcase_add_test(tc, test_store_is_buffered_until_commit);
+	tcase_add_test(tc, test_abort_discards_stores_and_reports_explicit);
+	tcase_add_test(tc, test_sub_word_store_changes_only_its_bytes);
+	tcase_add_test(tc, test_typed_macros_keep_the_type);
+	tcase_add_test(tc, test_isa_spelling_matches_the_article);
+	tcase_add_test(tc, test_unaligned_and_straddling_accesses_are_exact);
+	tcase_add_test(tc, test_byte_ranges_copy_exactly);
+	tcase_add_test(tc, test_commit_writes_back_only_dirty_bytes);
+	tcase_add_test(tc, test_ltx_without_store_changes_nothing);
+	tcase_add_test(tc, test_large_transactions_grow_their_logs);
+	tcase_add_test(tc,
+		       test_doomed_loads_return_zero_without_touching_memory);
 	suite_add_tcase(s, tc);
+	tcase_add_test(cfg, test_config_set_and_get_round_trip);
+	tcase_add_test(cfg, test_config_rejects_bad_names_and_values);
+	tcase_add_test(cfg, test_startup_settings_are_busy_inside_a_transaction);
+	tcase_add_test(cfg,
+		       test_startup_settings_are_busy_once_other_threads_use_ltx);
+	suite_add_tcase(s, cfg);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);

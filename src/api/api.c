@@ -222,8 +222,8 @@ unsigned tm_status(void)
 
 bool tm_in_transaction(void)
 {
-	return __atomic_load_n(&ltx_self->status, __ATOMIC_RELAXED) !=
-	       LTX_IDLE;
+	return !ltx_status_idle(
+		__atomic_load_n(&ltx_self->status, __ATOMIC_RELAXED));
 }
 
 int tm_config_set(const char *name, const char *value)

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/* Stress invariants with more threads than cores: LIFO and bank. */
+#include <ltx/isa.h>
+#include <ltx/tm.h>
+
+#include <check.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Figure 8.4 of the article, "... delay ..." lines deleted ---- */
+typedef long data_t;
+struct elem {
+  data_t d;
+  struct elem *c;
+};
+static struct elem *top;
+static void push(struct elem *n) {
+  while (1) {
+    n->c = LTX(top);
+    ST(&top, n);
+    if (COMMIT())
+      return;
+  }
+}
+static struct elem *pop(void) {
+  while (1) {
+    struct elem *res = LTX(top);
+    if (VALIDATE()) {
+      if (res != NULL)
+        ST(&top, res->c);
+      if (COMMIT())
+        return res;
+    }
+  }
+}
+/* ---- end of Figure 8.4 ---- */
+
+#define LIFO_OPS 20000
+
+struct lifo_worker {
+	pthread_t t;
+	long id;
+	struct elem *elems;
+	unsigned char *seen;
+	long nthreads;
+};
+
+static void *lifo_run(void *arg)
+{
+	struct lifo_worker *w = arg;
+
+	for (long i = 0; i < LIFO_OPS; i++) {
+		struct elem *e = &w->elems[i];
+
+		e->d = w->id * LIFO_OPS + i;
+		push(e);
+		/* Every other round pop two, so the stack grows and shrinks. */
+		if (i % 2 == 1) {
+			for (int k = 0; k < 2; k++) {
+				e = pop();
+				ck_assert_ptr_nonnull(e);
+				w->seen[e->d]++;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* Every pushed element is popped exactly once: none lost, none twice. */
+static void lifo_threads(long n)
+{
+	struct lifo_worker *w = calloc((size_t)n, sizeof(*w));
+	unsigned char *total = calloc((size_t)(n * LIFO_OPS), 1);
+
+	top = NULL;
+	for (long i = 0; i < n; i++) {
+		w[i].id = i;
+		w[i].nthreads = n;
+		w[i].elems = calloc(LIFO_OPS, sizeof(struct elem));
+		w[i].seen = calloc((size_t)(n * LIFO_OPS), 1);
+		pthread_create(&w[i].t, NULL, lifo_run, &w[i]);
+	}
+	for (long i = 0; i < n; i++)
+		pthread_join(w[i].t, NULL);
+	ck_assert_ptr_null(top);
+	for (long i = 0; i < n; i++)
+		for (long k = 0; k < n * LIFO_OPS; k++)
+			total[k] += w[i].seen[k];
+	for (long k = 0; k < n * LIFO_OPS; k++)
+		ck_assert_msg(total[k] == 1, "element %ld popped %d times", k,
+			      total[k]);
+	for (long i = 0; i < n; i++) {
+		free(w[i].elems);
+		free(w[i].seen);
+	}
+	free(w);
+	free(total);
+}
+
+START_TEST(test_lifo_pops_every_element_exactly_once)
+{
+	lifo_threads(_i);
+}
+END_TEST
+
+/* Bank: transfers keep the total; read-only audits see it inside. */
+#define ACCOUNTS 32
+#define INITIAL 1000
+#define TRANSFERS 20000
+
+static struct {
+	long balance;
+	char pad[56];
+} acct[ACCOUNTS] __attribute__((aligned(64)));
+static volatile int bank_done;
+static long bad_audits, audits;
+
+static void *bank_worker(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+
+	for (long i = 0; i < TRANSFERS; i++) {
+		int a = rand_r(&seed) % ACCOUNTS, b = rand_r(&seed) % ACCOUNTS;
+		long amount = rand_r(&seed) % 50;
+
+		if (a == b)
+			continue;
+		do {
+			long x = (long)tm_ltx(&acct[a].balance);
+			long y;
+
+			/* Half of the transfers read the second account
+			 * shared first, then upgrade (LT then ST). */
+			if (i & 1)
+				y = (long)tm_lt(&acct[b].balance);
+			else
+				y = (long)tm_ltx(&acct[b].balance);
+			tm_st(&acct[a].balance, (tm_word_t)(x - amount));
+			tm_st(&acct[b].balance, (tm_word_t)(y + amount));
+		} while (!tm_commit());
+	}
+	return NULL;
+}
+
+static void *auditor(void *arg)
+{
+	while (!bank_done) {
+		long sum = 0;
+
+		for (int i = 0; i < ACCOUNTS; i++)
+			sum += (long)tm_lt(&acct[i].balance);
+		/* VALIDATE first: a doomed transaction's loads are garbage. */
+		if (!tm_validate())
+			continue;
+		if (sum != ACCOUNTS * INITIAL)
+			__atomic_add_fetch(&bad_audits, 1, __ATOMIC_RELAXED);
+		if (tm_commit())
+			__atomic_add_fetch(&audits, 1, __ATOMIC_RELAXED);
+	}
+	return arg;
+}
+
+static void bank_threads(long n)
+{
+	pthread_t t[16], a;
+	long sum = 0;
+
+	for (int i = 0; i < ACCOUNTS; i++)
+		acct[i].balance = INITIAL;
+	bank_done = 0;
+	bad_audits = audits = 0;
+	pthread_create(&a, NULL, auditor, NULL);
+	for (long i = 0; i < n; i++)
+		pthread_create(&t[i], NULL, bank_worker, (void *)(i + 1));
+	for (long i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	bank_done = 1;
+	pthread_join(a, NULL);
+	for (int i = 0; i < ACCOUNTS; i++)
+		sum += acct[i].balance;
+	ck_assert_int_eq(sum, ACCOUNTS * INITIAL);
+	ck_assert_int_eq(bad_audits, 0);
+	ck_assert_int_gt(audits, 0);
+}
+
+START_TEST(test_bank_conserves_money_and_audits_see_the_total)
+{
+	bank_threads(_i);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("stress");
+	TCase *tc = tcase_create("invariants");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 120);
+	/* 2, 4 and 8 threads on a 2-core machine: preemption inside
+	 * transactions is part of the test. */
+	tcase_add_loop_test(tc, test_lifo_pops_every_element_exactly_once, 2,
+			    3);
+	tcase_add_loop_test(tc, test_lifo_pops_every_element_exactly_once, 4,
+			    5);
+	tcase_add_loop_test(tc, test_lifo_pops_every_element_exactly_once, 8,
+			    9);
+	tcase_add_loop_test(tc,
+			    test_bank_conserves_money_and_audits_see_the_total,
+			    2, 3);
+	tcase_add_loop_test(tc,
+			    test_bank_conserves_money_and_audits_see_the_total,
+			    4, 5);
+	tcase_add_loop_test(tc,
+			    test_bank_conserves_money_and_audits_see_the_total,
+			    8, 9);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
