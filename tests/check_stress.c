@@ -108,7 +108,7 @@ END_TEST
 /* Bank: transfers keep the total; read-only audits see it inside. */
 #define ACCOUNTS 32
 #define INITIAL 1000
-#define TRANSFERS 20000
+#define TRANSFERS 50000
 
 static struct {
 	long balance;

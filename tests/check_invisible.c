@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/* The invisible mode's conflict rules, as deterministic two-thread scripts. */
+#include <ltx/tm.h>
+
+#include <check.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/*
+ * A second thread that runs one step at a time on request, so a test can
+ * interleave two transactions exactly: main runs its steps inline and calls
+ * other(fn) for the other thread's.  Its transaction state persists
+ * between steps, as a thread's does.
+ */
+static pthread_t peer;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static void (*job)(void);
+static int job_done, quit;
+
+static void *peer_main(void *arg)
+{
+	pthread_mutex_lock(&mu);
+	for (;;) {
+		while (job == NULL && !quit)
+			pthread_cond_wait(&cv, &mu);
+		if (quit)
+			break;
+		pthread_mutex_unlock(&mu);
+		job();
+		pthread_mutex_lock(&mu);
+		job = NULL;
+		job_done = 1;
+		pthread_cond_broadcast(&cv);
+	}
+	pthread_mutex_unlock(&mu);
+	return arg;
+}
+
+static void other(void (*fn)(void))
+{
+	pthread_mutex_lock(&mu);
+	job = fn;
+	job_done = 0;
+	pthread_cond_broadcast(&cv);
+	while (!job_done)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
+}
+
+static void setup(void)
+{
+	quit = 0;
+	pthread_create(&peer, NULL, peer_main, NULL);
+}
+
+static void teardown(void)
+{
+	pthread_mutex_lock(&mu);
+	quit = 1;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mu);
+	pthread_join(peer, NULL);
+}
+
+/* Three words on three lines. */
+static uint64_t a[8] __attribute__((aligned(64)));
+static uint64_t b[8] __attribute__((aligned(64)));
+static uint64_t c[8] __attribute__((aligned(64)));
+static uint64_t got;
+static int ok;
+
+static void init(void)
+{
+	a[0] = 1;
+	b[0] = 1;
+	c[0] = 100;
+}
+
+static void peer_lt_a(void) { got = tm_lt(&a[0]); }
+static void peer_ltx_a(void) { got = tm_ltx(&a[0]); }
+static void peer_st_a(void) { tm_st(&a[0], 7); }
+static void peer_commit(void) { ok = tm_commit(); }
+static void peer_validate(void) { ok = tm_validate(); }
+static void peer_update_a_and_b(void)
+{
+	do {
+		tm_st(&a[0], tm_ltx(&a[0]) + 1);
+		tm_st(&b[0], tm_ltx(&b[0]) + 1);
+	} while (!tm_commit());
+}
+static void peer_update_c(void)
+{
+	do
+		tm_st(&c[0], tm_ltx(&c[0]) + 1);
+	while (!tm_commit());
+}
+
+/* LT and LT share the line (MESI S in both): neither is doomed. */
+START_TEST(test_lt_then_lt_both_commit)
+{
+	init();
+	ck_assert_uint_eq(tm_lt(&a[0]), 1);
+	other(peer_lt_a);
+	ck_assert_uint_eq(got, 1);
+	other(peer_commit);
+	ck_assert(ok);
+	ck_assert(tm_commit());
+}
+END_TEST
+
+/* LTX of a line another transaction holds in E: the requester loses (its
+ * T_RFO gets BUSY); the holder commits. */
+START_TEST(test_ltx_of_a_line_held_in_e_dooms_the_requester)
+{
+	init();
+	ck_assert_uint_eq(tm_ltx(&a[0]), 1);
+	other(peer_ltx_a);
+	ck_assert_uint_eq(got, 0); /* failed load */
+	other(peer_validate);
+	ck_assert(!ok);
+	tm_st(&a[0], 5);
+	ck_assert(tm_commit());
+	ck_assert_uint_eq(a[0], 5);
+}
+END_TEST
+
+/* LT of a line another transaction has stored to (E/M, XABORT): the
+ * reader's T_READ gets BUSY; it is doomed, the writer commits. */
+START_TEST(test_lt_of_a_written_line_dooms_the_reader)
+{
+	init();
+	tm_st(&a[0], 9);
+	other(peer_lt_a);
+	ck_assert_uint_eq(got, 0);
+	other(peer_commit);
+	ck_assert(!ok);
+	ck_assert(tm_commit());
+	ck_assert_uint_eq(a[0], 9);
+}
+END_TEST
+
+/* ST after another's LT: in the invisible mode the reader left no trace,
+ * so the writer is not doomed (unlike the article's bus, where T_RFO gets
+ * BUSY against a shared line: that is the visible mode).  The reader is
+ * the one that fails, at its next VALIDATE. */
+START_TEST(test_st_after_invisible_lt_dooms_the_reader_at_validate)
+{
+	init();
+	ck_assert_uint_eq(tm_lt(&a[0]), 1);
+	other(peer_st_a);
+	other(peer_commit);
+	ck_assert(ok);
+	ck_assert_uint_eq(a[0], 7);
+	ck_assert(!tm_validate());
+	ck_assert(tm_status() & TM_ABORT_CONFLICT);
+	ck_assert(tm_status() & TM_ABORT_VALIDATE);
+}
+END_TEST
+
+/* Opacity: a live transaction never sees a and b from different commits.
+ * After the peer updates both, the old reader's LT of b cannot extend its
+ * snapshot (a changed), so the load fails instead of returning new b. */
+START_TEST(test_live_transaction_never_sees_a_torn_snapshot)
+{
+	init();
+	ck_assert_uint_eq(tm_lt(&a[0]), 1);
+	other(peer_update_a_and_b);
+	ck_assert_uint_eq(a[0], 2);
+	ck_assert_uint_eq(tm_lt(&b[0]), 0); /* not the new 2 */
+	ck_assert(!tm_commit());
+}
+END_TEST
+
+/* Snapshot extension: a commit to an unrelated line does not doom a
+ * reader that then reads the new line; it sees the new value. */
+START_TEST(test_unrelated_commit_extends_the_snapshot)
+{
+	init();
+	ck_assert_uint_eq(tm_lt(&a[0]), 1);
+	other(peer_update_c);
+	ck_assert_uint_eq(tm_lt(&c[0]), 101);
+	ck_assert(tm_validate());
+	ck_assert(tm_commit());
+}
+END_TEST
+
+/* A read-write transaction whose read is overwritten by a commit between
+ * its read and its commit fails at commit (TL2/LSA commit validation). */
+START_TEST(test_update_commit_fails_if_a_read_line_changed)
+{
+	init();
+	ck_assert_uint_eq(tm_lt(&a[0]), 1);
+	tm_st(&c[0], 55);
+	other(peer_st_a);
+	other(peer_commit);
+	ck_assert(ok);
+	ck_assert(!tm_commit());
+	ck_assert_uint_eq(c[0], 100);
+	ck_assert(tm_status() & TM_ABORT_CONFLICT);
+}
+END_TEST
+
+/* After a failed transaction the lines it held are free again. */
+START_TEST(test_doomed_transaction_releases_its_lines)
+{
+	init();
+	tm_st(&b[0], 3);
+	other(peer_st_a); /* peer holds a */
+	ck_assert_uint_eq(tm_lt(&a[0]), 0); /* doomed: releases b at once */
+	other(peer_commit);
+	ck_assert(ok);
+	ck_assert(!tm_validate());
+	ck_assert_uint_eq(b[0], 1);
+	tm_st(&b[0], 4);
+	ck_assert(tm_commit());
+	ck_assert_uint_eq(b[0], 4);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("invisible");
+	TCase *tc = tcase_create("two-thread scripts");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_lt_then_lt_both_commit);
+	tcase_add_test(tc, test_ltx_of_a_line_held_in_e_dooms_the_requester);
+	tcase_add_test(tc, test_lt_of_a_written_line_dooms_the_reader);
+	tcase_add_test(tc,
+		       test_st_after_invisible_lt_dooms_the_reader_at_validate);
+	tcase_add_test(tc, test_live_transaction_never_sees_a_torn_snapshot);
+	tcase_add_test(tc, test_unrelated_commit_extends_the_snapshot);
+	tcase_add_test(tc, test_update_commit_fails_if_a_read_line_changed);
+	tcase_add_test(tc, test_doomed_transaction_releases_its_lines);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
