@@ -1,0 +1,46 @@
+#!/bin/sh
+# man-lint.sh: every man page passes mandoc -Tlint (warnings are errors),
+# every .so alias points at a page that exists, and every .Xr reference
+# resolves to a page of ltx or to a system page named in man-xr-external.txt.
+set -u
+mandir=${srcdir:-.}/../man
+allow=${srcdir:-.}/man-xr-external.txt
+fail=0
+tmpfail=$(mktemp)
+trap 'rm -f "$tmpfail"' EXIT
+if ! command -v mandoc >/dev/null 2>&1; then
+	echo "man-lint: mandoc not found (install the Debian package mandoc)" >&2
+	exit 77
+fi
+for page in "$mandir"/*.[1-9]; do
+	name=$(basename "$page")
+	first=$(head -n 1 "$page")
+	case "$first" in
+	".so "*)
+		target=$(basename "${first#.so }")
+		if [ ! -f "$mandir/$target" ]; then
+			echo "man-lint: $name: .so target $target does not exist"
+			fail=1
+		fi
+		continue
+		;;
+	esac
+	out=$(mandoc -Tlint -W warning "$page" 2>&1)
+	if [ -n "$out" ]; then
+		echo "$out"
+		fail=1
+	fi
+	grep '^\.Xr ' "$page" | while read -r _ ref sec _; do
+		sec=${sec%%[!0-9]*}
+		if [ -f "$mandir/$ref.$sec" ]; then
+			continue
+		fi
+		if grep -qx "$ref($sec)" "$allow"; then
+			continue
+		fi
+		echo "man-lint: $name: .Xr $ref $sec resolves to no page"
+		echo x >>"$tmpfail"
+	done
+done
+[ -s "$tmpfail" ] && fail=1
+exit $fail
