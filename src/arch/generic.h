@@ -3,6 +3,7 @@
 #ifndef LTX_ARCH_GENERIC_H
 #define LTX_ARCH_GENERIC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -21,6 +22,14 @@ static inline uint64_t ltx_cycles(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#endif
+
+#ifndef LTX_ARCH_HAS_WORD_CHANGED
+static inline __attribute__((always_inline)) bool
+ltx_word_changed(const uintptr_t *p, uintptr_t v)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED) != v;
 }
 #endif
 

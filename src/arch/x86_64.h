@@ -3,6 +3,7 @@
 #ifndef LTX_ARCH_X86_64_H
 #define LTX_ARCH_X86_64_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define LTX_ARCH_HAS_CPU_RELAX 1
@@ -20,5 +21,24 @@ static inline uint64_t ltx_cycles(void)
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
 }
+
+#if defined(__GCC_ASM_FLAG_OUTPUTS__) && !defined(__SANITIZE_THREAD__)
+#define LTX_ARCH_HAS_WORD_CHANGED 1
+/*
+ * ltx_word_changed: a relaxed atomic load of *p compared with v, as one
+ * cmp with a memory operand (compilers do not fold atomic loads into
+ * compares).  An aligned 8-byte load is single-copy atomic on x86-64.
+ */
+static inline __attribute__((always_inline)) bool
+ltx_word_changed(const uintptr_t *p, uintptr_t v)
+{
+	bool changed;
+
+	__asm__ __volatile__("cmpq %2, %1"
+			     : "=@ccne"(changed)
+			     : "r"(v), "m"(*p));
+	return changed;
+}
+#endif
 
 #endif /* LTX_ARCH_X86_64_H */

@@ -75,7 +75,7 @@ ltx_inv_fast_load(struct ltx_tx *tx, const void *addr, uint64_t *out)
 	    (!ltx_inv_fast_begin(tx) || v >= tx->limit))
 		return false;
 	x = __atomic_load_n((const uint64_t *)addr, __ATOMIC_ACQUIRE);
-	if (ltx_unlikely(__atomic_load_n(orec, __ATOMIC_RELAXED) != v))
+	if (ltx_unlikely(ltx_word_changed(orec, v)))
 		return false;
 	r = tx->rs_next;
 	if (ltx_unlikely(r == tx->rs_end))
