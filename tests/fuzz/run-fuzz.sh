@@ -1,0 +1,60 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# run-fuzz.sh [TARGET...]: build each libFuzzer target with clang
+# (-fsanitize=fuzzer,address,undefined) against the runtime's sources and
+# run it for FUZZ_SECONDS (default 30) from its corpus; exits non-zero if
+# any target crashes (the input is saved in the build folder).
+#
+# A target NAME is tests/fuzz/fuzz_NAME.c with its seed corpus in
+# tests/fuzz/corpus/NAME/ and an optional dictionary tests/fuzz/NAME.dict.
+# To add one, add its name here:
+TARGETS="config"
+#
+# Each run leaves NAME.log and an automake-style NAME.trs in the build
+# folder, so .ci/summarize counts each target as one test.
+# Environment: CLANG (default clang), FUZZ_SECONDS, FUZZ_BUILD (default
+# build-fuzz under the source tree).  New inputs the fuzzer finds go to
+# FUZZ_BUILD/corpus-NAME, not into the repository; merge interesting ones
+# by hand (./fuzz_NAME -merge=1 tests/fuzz/corpus/NAME FUZZ_BUILD/corpus-NAME).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+CLANG=${CLANG:-clang}
+seconds=${FUZZ_SECONDS:-30}
+out=${FUZZ_BUILD:-$top/build-fuzz}
+[ $# -gt 0 ] || set -- $TARGETS
+
+if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n)
+{ return 0; }' | "$CLANG" -x c -fsanitize=fuzzer -o /dev/null - 2>/dev/null; then
+	echo "run-fuzz: $CLANG cannot build libFuzzer targets (Debian: clang, libclang-rt-dev)" >&2
+	exit 77
+fi
+mkdir -p "$out"
+libs=$(pkg-config --libs jemalloc libunwind 2>/dev/null || true)
+flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
+status=0
+for t in "$@"; do
+	bin=$out/fuzz_$t
+	# The whole runtime, so that new sources are picked up by themselves.
+	# shellcheck disable=SC2086
+	"$CLANG" $flags -pthread -I"$top/include" -I"$top/src" \
+		-o "$bin" "$here/fuzz_$t.c" "$top"/src/*/*.c $libs
+	mkdir -p "$out/corpus-$t"
+	dict=
+	[ -f "$here/$t.dict" ] && dict=-dict=$here/$t.dict
+	echo "== fuzz $t: $seconds s"
+	if "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 -artifact_prefix="$out/$t-" $dict \
+		"$out/corpus-$t" "$here/corpus/$t" >"$out/$t.log" 2>&1; then
+		grep -E 'stat::number_of_executed_units|stat::new_units_added|cov:' \
+			"$out/$t.log" | tail -n 3
+		echo "== fuzz $t: passed"
+		echo ":test-result: PASS" >"$out/$t.trs"
+	else
+		echo ":test-result: FAIL" >"$out/$t.trs"
+		tail -n 40 "$out/$t.log" >&2
+		echo "== fuzz $t: FAILED (log: $out/$t.log)" >&2
+		status=1
+	fi
+done
+exit $status
