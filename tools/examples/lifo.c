@@ -122,6 +122,7 @@ int main(int argc, char **argv)
 		else if (seen[i] > 1)
 			dup++;
 	}
+	free(seen);
 	printf("lifo: pushed %ld, popped %ld, lost %ld, duplicated %ld, "
 	       "stack %s at the end\n", total, popped, lost, dup,
 	       top == NULL ? "empty" : "NOT empty");
