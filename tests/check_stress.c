@@ -114,7 +114,7 @@ static struct {
 	long balance;
 	char pad[56];
 } acct[ACCOUNTS] __attribute__((aligned(64)));
-static volatile int bank_done;
+static int bank_done;
 static long bad_audits, audits;
 
 static void *bank_worker(void *arg)
@@ -146,7 +146,7 @@ static void *bank_worker(void *arg)
 
 static void *auditor(void *arg)
 {
-	while (!bank_done) {
+	while (!__atomic_load_n(&bank_done, __ATOMIC_RELAXED)) {
 		long sum = 0;
 
 		for (int i = 0; i < ACCOUNTS; i++)
@@ -169,14 +169,14 @@ static void bank_threads(long n)
 
 	for (int i = 0; i < ACCOUNTS; i++)
 		acct[i].balance = INITIAL;
-	bank_done = 0;
+	__atomic_store_n(&bank_done, 0, __ATOMIC_RELAXED);
 	bad_audits = audits = 0;
 	pthread_create(&a, NULL, auditor, NULL);
 	for (long i = 0; i < n; i++)
 		pthread_create(&t[i], NULL, bank_worker, (void *)(i + 1));
 	for (long i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
-	bank_done = 1;
+	__atomic_store_n(&bank_done, 1, __ATOMIC_RELAXED);
 	pthread_join(a, NULL);
 	for (int i = 0; i < ACCOUNTS; i++)
 		sum += acct[i].balance;

@@ -33,4 +33,12 @@ ltx_word_changed(const uintptr_t *p, uintptr_t v)
 }
 #endif
 
+#ifndef LTX_ARCH_HAS_LOAD_WORD
+static inline __attribute__((always_inline)) uint64_t
+ltx_load_word(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+#endif
+
 #endif /* LTX_ARCH_GENERIC_H */

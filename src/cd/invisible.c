@@ -213,7 +213,7 @@ static struct ltx_wentry *acquire(struct ltx_tx *tx, const void *addr,
 /* addr's word as this transaction sees it: memory under its dirty bytes. */
 static uint64_t merged_word(const struct ltx_wentry *w, const void *addr)
 {
-	uint64_t x = __atomic_load_n((const uint64_t *)addr, __ATOMIC_ACQUIRE);
+	uint64_t x = ltx_load_word((const uint64_t *)addr);
 	unsigned i = (unsigned)(((uintptr_t)addr & LTX_LINE_MASK) >> 3);
 	unsigned dirty = (unsigned)(w->mask >> (i * 8)) & 0xffu;
 	uint64_t keep = 0;
@@ -259,8 +259,7 @@ static uint64_t inv_load(struct ltx_tx *tx, const void *addr, bool excl,
 			w = find_line(tx, h, (uintptr_t)addr & ~LTX_LINE_MASK);
 			if (w != NULL)
 				return merged_word(w, addr);
-			return __atomic_load_n((const uint64_t *)addr,
-					       __ATOMIC_ACQUIRE);
+			return ltx_load_word((const uint64_t *)addr);
 		}
 		if (v >= tx->limit) {
 			if (!extend(tx)) {

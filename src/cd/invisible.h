@@ -74,7 +74,7 @@ ltx_inv_fast_load(struct ltx_tx *tx, const void *addr, uint64_t *out)
 	if (ltx_unlikely(v >= tx->limit) &&
 	    (!ltx_inv_fast_begin(tx) || v >= tx->limit))
 		return false;
-	x = __atomic_load_n((const uint64_t *)addr, __ATOMIC_ACQUIRE);
+	x = ltx_load_word((const uint64_t *)addr);
 #ifndef LTX_TEST_BREAK_READ_VALIDATION /* tests/check_history_broken */
 	if (ltx_unlikely(ltx_word_changed(orec, v)))
 		return false;
@@ -155,7 +155,7 @@ ltx_inv_fast_load_excl(struct ltx_tx *tx,
 		return false;
 	w->mask = 0;
 	/* The line is ours: no committer can change it under us. */
-	*out = __atomic_load_n((const uint64_t *)addr, __ATOMIC_ACQUIRE);
+	*out = ltx_load_word((const uint64_t *)addr);
 	return true;
 }
 
