@@ -104,6 +104,48 @@ bool tm_in_transaction(void);
 int tm_config_set(const char *name, const char *value);
 int tm_config_get(const char *name, char *buf, size_t len);
 
+/*
+ * Statistics (see tm_stats_get(3) and ltxstat(1)).  The totals of every
+ * thread that used ltx, exited threads included.  Histogram bucket 0
+ * counts the value 0, bucket b > 0 the values in [2^(b-1), 2^b), the last
+ * bucket everything larger.  Histograms, conflict kinds and exact
+ * read-only commits of running threads need LTX_STATS=1 (or stacks).
+ */
+#define TM_STATS_CAUSES 16 /* abort_cause[b]: aborts with bit b set */
+#define TM_STATS_HIST 16
+
+struct tm_stats {
+	size_t size;	      /* in: sizeof(struct tm_stats); out: filled */
+	uint64_t threads;     /* threads that used ltx */
+	uint64_t commits;     /* committed transactions */
+	uint64_t commits_ro;  /* ... that wrote no line */
+	uint64_t commits_rw;  /* ... that wrote */
+	uint64_t aborts;      /* aborted transactions (each try counts) */
+	uint64_t abort_cause[TM_STATS_CAUSES]; /* by TM_ABORT_* bit */
+	uint64_t conflicts_read;    /* LT found the line held */
+	uint64_t conflicts_write;   /* LTX/ST found the line held */
+	uint64_t conflicts_upgrade; /* ... and had read it with LT */
+	uint64_t retries_hist[TM_STATS_HIST]; /* failed tries per commit */
+	uint64_t reads_hist[TM_STATS_HIST];   /* LT loads per commit */
+	uint64_t writes_hist[TM_STATS_HIST];  /* lines written per commit */
+	uint64_t backoff_cycles;  /* cycle-counter ticks spent backing off */
+	uint64_t irrevocable;	  /* irrevocable runs */
+	uint64_t serial;	  /* serial runs */
+	uint64_t bus_t_read;	  /* faithful mode: emulated T_READ requests */
+	uint64_t bus_t_rfo;	  /* ... T_RFO requests */
+	uint64_t bus_busy;	  /* ... BUSY answers */
+	uint64_t bus_writeback;	  /* ... write-backs */
+};
+
+/*
+ * tm_stats_get: the process's transaction statistics.  Set out->size to
+ * sizeof(*out) first: a program built against an older, smaller struct
+ * gets the fields it knows.  Each thread's figures are a consistent
+ * snapshot of that thread (never an abort without its cause).  Returns 0,
+ * or -1 with errno EINVAL (out NULL or out->size too small).
+ */
+int tm_stats_get(struct tm_stats *out);
+
 /* Type-generic forms for 1, 2, 4 and 8 byte integers and pointers. */
 #define TM__SIZE_OK(lv)                                                       \
 	((void)sizeof(char[(sizeof(lv) == 1 || sizeof(lv) == 2 ||             \

@@ -19,6 +19,7 @@
 __attribute__((constructor)) static void load_config(void)
 {
 	ltx_config_from_env();
+	ltx_stats_init();
 }
 
 /* LT or LTX of the aligned word at a: the fast path, else the full one. */
@@ -246,6 +247,8 @@ int tm_config_set(const char *name, const char *value)
 	}
 	if (strcmp(s->name, "LTX_MODE") == 0)
 		ltx_tx_mode_changed();
+	if (strcmp(s->name, "LTX_STATS") == 0)
+		ltx_stats_changed();
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include "cd/orec.h"
 #include "rt/config.h"
+#include "rt/stats.h"
 
 struct ltx_config ltx_config = {
 	.mode = LTX_MODE_INVISIBLE,
@@ -155,6 +156,43 @@ static void format_backoff(const struct ltx_config *cfg, char *buf,
 	}
 }
 
+/* LTX_STATS: 0 | 1 | stacks (rt/stats.h, issue 6). */
+static const char *parse_stats(const char *value, struct ltx_config *cfg)
+{
+	if (strcmp(value, "0") == 0)
+		cfg->stats = LTX_STATS_OFF;
+	else if (strcmp(value, "1") == 0)
+		cfg->stats = LTX_STATS_ON;
+	else if (strcmp(value, "stacks") == 0)
+		cfg->stats = LTX_STATS_STACKS;
+	else
+		return "not 0, 1 or stacks";
+	return NULL;
+}
+
+static void format_stats(const struct ltx_config *cfg, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s",
+		 cfg->stats == LTX_STATS_STACKS ? "stacks"
+		 : cfg->stats == LTX_STATS_ON	? "1"
+						: "0");
+}
+
+/* LTX_STATS_FILE: where the exit summary goes ("" is stderr). */
+static const char *parse_stats_file(const char *value, struct ltx_config *cfg)
+{
+	if (strlen(value) >= sizeof(cfg->stats_file))
+		return "longer than 255 bytes";
+	strcpy(cfg->stats_file, value);
+	return NULL;
+}
+
+static void format_stats_file(const struct ltx_config *cfg, char *buf,
+			      size_t len)
+{
+	snprintf(buf, len, "%s", cfg->stats_file);
+}
+
 static const struct ltx_setting settings[] = {
 	{ "LTX_MODE", "invisible", "invisible", LTX_SETTING_STARTUP,
 	  parse_mode, format_mode },
@@ -164,6 +202,10 @@ static const struct ltx_setting settings[] = {
 	  format_backoff },
 	{ "LTX_OREC_BITS", "an integer from 4 to 28", "20",
 	  LTX_SETTING_STARTUP, parse_orec_bits, format_orec_bits },
+	{ "LTX_STATS", "0 | 1 | stacks", "0", LTX_SETTING_STARTUP, parse_stats,
+	  format_stats },
+	{ "LTX_STATS_FILE", "a file name, or empty for stderr", "",
+	  LTX_SETTING_STARTUP, parse_stats_file, format_stats_file },
 };
 
 const struct ltx_setting *ltx_config_find(const char *name)

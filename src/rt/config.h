@@ -23,6 +23,8 @@ struct ltx_config {
 	int mode;		       /* enum ltx_mode */
 	unsigned orec_bits;	       /* log2 of the orec table size */
 	struct ltx_backoff_cfg backoff; /* applied by failing VALIDATE/COMMIT */
+	int stats;		       /* LTX_STATS: enum ltx_stats_level */
+	char stats_file[256];	       /* LTX_STATS_FILE: "" for stderr */
 };
 
 extern struct ltx_config ltx_config;

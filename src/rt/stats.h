@@ -9,6 +9,12 @@
 #define LTX_STATS_CAUSES 16
 
 /*
+ * Histogram buckets (issue 6): bucket 0 counts the value 0, bucket b > 0
+ * the values in [2^(b-1), 2^b), the last bucket everything above.
+ */
+#define LTX_STATS_HIST 16
+
+/*
  * Synchronization: only the owning thread writes these, with plain
  * increments; readers in other threads may see a torn or stale total and
  * must treat the figures as approximate while the thread runs.
@@ -23,6 +29,113 @@ struct ltx_stats {
 	uint64_t aborts;		      /* transactions that aborted */
 	uint64_t abort_cause[LTX_STATS_CAUSES]; /* per TM_ABORT_* bit */
 	uint64_t backoff_cycles;	      /* time spent in backoff delays */
+
+	/* ---- statistics and ltxstat (issue 6): counted only while
+	 * LTX_STATS is on (struct ltx_tx.stats_on), in slow paths ---- */
+	uint64_t commits_ro;	   /* exact while counted; else derived */
+	uint64_t conflicts_read;    /* LT found the line held by another */
+	uint64_t conflicts_write;   /* LTX/ST found the line held */
+	uint64_t conflicts_upgrade; /* ... a line this transaction had read */
+	uint64_t irrevocable;	   /* irrevocable runs (no such mode yet) */
+	uint64_t serial;	   /* serial runs (no such mode yet) */
+	uint64_t sites_dropped;	   /* aborts whose site table was full */
+	uint64_t retries_hist[LTX_STATS_HIST]; /* failed tries per commit */
+	uint64_t reads_hist[LTX_STATS_HIST];   /* LT loads per commit */
+	uint64_t writes_hist[LTX_STATS_HIST];  /* lines in E per commit */
+
+	/* the faithful (visible) mode's emulated bus requests */
+	uint64_t bus_t_read;	/* T_READ: shared requests (LT) */
+	uint64_t bus_t_rfo;	/* T_RFO: exclusive requests (LTX/ST) */
+	uint64_t bus_busy;	/* BUSY answers */
+	uint64_t bus_writeback; /* lines written back at commit */
 };
+
+/* ---- statistics and ltxstat (issue 6) ---- */
+
+struct ltx_tx;
+
+/* Abort sites: what the failing access was (struct ltx_stats_site.kind). */
+enum ltx_site_kind {
+	LTX_SITE_OTHER = 0,   /* no access to blame (signal, tm_abort...) */
+	LTX_SITE_READ = 1,    /* LT */
+	LTX_SITE_WRITE = 2,   /* LTX or ST */
+	LTX_SITE_UPGRADE = 3, /* LTX or ST of a line read by LT before */
+	LTX_SITE_VALIDATE = 4,
+	LTX_SITE_COMMIT = 5,
+};
+
+#define LTX_STATS_SITES 16 /* per thread */
+#define LTX_STATS_STACK 8  /* frames kept per site (LTX_STATS=stacks) */
+
+/* One abort site of one thread: the PC of the tm_* caller. */
+struct ltx_stats_site {
+	uintptr_t pc;
+	uint32_t kind;	/* enum ltx_site_kind */
+	uint32_t cause; /* TM_ABORT_* bits seen at this site (OR) */
+	uint64_t count;
+	uint32_t nstack;
+	uintptr_t stack[LTX_STATS_STACK]; /* callers, innermost first */
+};
+
+/* LTX_STATS: 0 off, 1 counters and sites, 2 also call stacks. */
+enum ltx_stats_level {
+	LTX_STATS_OFF = 0,
+	LTX_STATS_ON = 1,
+	LTX_STATS_STACKS = 2,
+};
+
+/* The bucket of value v (see LTX_STATS_HIST). */
+static inline unsigned ltx_stats_bucket(uint64_t v)
+{
+	unsigned b = v == 0 ? 0 : 64 - (unsigned)__builtin_clzll(v);
+
+	return b < LTX_STATS_HIST ? b : LTX_STATS_HIST - 1;
+}
+
+/*
+ * Synchronization of the counters below (issue 6): the owning thread brackets
+ * each update made in a slow path with ltx_stats_write_begin/end, a seqlock
+ * (struct ltx_tx.stats_gen odd while writing); ltx_stats_read copies a
+ * descriptor's counters and retries until the generation was even and
+ * unchanged around the copy, so a snapshot never shows an abort without
+ * its cause or a commit without its histogram entry.
+ */
+void ltx_stats_write_begin(struct ltx_tx *tx);
+void ltx_stats_write_end(struct ltx_tx *tx);
+
+/*
+ * ltx_stats_arm: make tx count what LTX_STATS asks for (called when a thread
+ * takes a descriptor and when the setting changes).  Not for signal handlers.
+ */
+void ltx_stats_arm(struct ltx_tx *tx);
+
+/* ltx_stats_doom: note where the live transaction failed (slow path, before
+ * ltx_tx_doom; addr is the line accessed or NULL). */
+void ltx_stats_doom(struct ltx_tx *tx, int kind, uintptr_t pc,
+		    const void *addr, unsigned cause);
+
+/* ltx_stats_commit: count a commit of nr loads and nw lines (stats on). */
+void ltx_stats_commit(struct ltx_tx *tx, uint64_t nr, uint64_t nw);
+
+/* ltx_stats_abort: count an abort's site and conflict kind (stats on),
+ * inside the write section finish_abort opens. */
+void ltx_stats_abort(struct ltx_tx *tx, unsigned cause);
+
+/* ltx_stats_changed: LTX_STATS was set by tm_config_set. */
+void ltx_stats_changed(void);
+
+/* ltx_stats_init: start the export if LTX_STATS asked for it (called once
+ * the environment has been read). */
+void ltx_stats_init(void);
+
+/*
+ * ltx_stats_collect: the totals of every descriptor ever created into *sum
+ * (commits_ro exact where counted, else derived), the number of them into
+ * *threads, and the abort sites of all threads merged by (pc, kind) into
+ * sites[0, max), most frequent first.  Returns the number of sites.  Takes
+ * the descriptor registry lock; not for signal handlers.
+ */
+unsigned ltx_stats_collect(struct ltx_stats *sum, uint64_t *threads,
+			   struct ltx_stats_site *sites, unsigned max);
 
 #endif /* LTX_RT_STATS_H */

@@ -143,6 +143,18 @@ struct ltx_tx {
 	int thread_slot;	 /* small integer id, stable for the thread */
 
 	struct ltx_stats stats; /* this thread's counters (rt/stats.h) */
+
+	/* statistics (rt/stats.c, issue 6): see rt/stats.h */
+	uint64_t stats_gen;	/* seqlock generation, odd while updating */
+	int stats_on;		/* enum ltx_stats_level this thread counts at */
+	int doom_kind;		/* enum ltx_site_kind of the doom, if noted */
+	uintptr_t doom_pc;	/* where the doomed access was made, or 0 */
+	uint32_t doom_nstack;	/* frames in doom_stack */
+	uintptr_t doom_stack[LTX_STATS_STACK];
+	struct ltx_stats_site *sites; /* LTX_STATS_SITES, while stats_on */
+	unsigned actions_keep;	/* leading actions that never end (see
+				 * ltx_stats_arm: they route commits to the
+				 * slow path while statistics are on) */
 };
 
 /* The calling thread's descriptor (never NULL: see ltx_boot_tx). */

@@ -177,6 +177,7 @@ struct ltx_tx *ltx_tx_self(void)
 		tx->rng = 1;
 	pthread_setspecific(exit_key, tx);
 	ltx_self = tx;
+	ltx_stats_arm(tx);
 	return tx;
 }
 
@@ -236,18 +237,22 @@ bool ltx_tx_add_action(struct ltx_tx *tx, void (*fn)(void *), void *arg,
 	return true;
 }
 
-/* Run the actions for how the transaction ended, and forget them all. */
+/*
+ * Run the actions for how the transaction ended, and forget them all but
+ * the first actions_keep, which stay for every transaction and never run
+ * (statistics use them to keep tm_commit off its fast path).
+ */
 static void run_actions(struct ltx_tx *tx, bool committed)
 {
-	unsigned n = tx->nactions;
+	unsigned n = tx->nactions, keep = tx->actions_keep;
 
-	tx->nactions = 0;
+	tx->nactions = keep;
 	if (committed) {
-		for (unsigned i = 0; i < n; i++)
+		for (unsigned i = keep; i < n; i++)
 			if (tx->actions[i].on_commit)
 				tx->actions[i].fn(tx->actions[i].arg);
 	} else {
-		for (unsigned i = n; i-- > 0;)
+		for (unsigned i = n; i-- > keep;)
 			if (!tx->actions[i].on_commit)
 				tx->actions[i].fn(tx->actions[i].arg);
 	}
@@ -269,17 +274,27 @@ static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 	tx->limit = 0;
 	tx->last_status = cause;
 	tx->cause = 0;
-	store_status(tx, idle_status());
-	if (ltx_unlikely(tx->nactions != 0))
-		run_actions(tx, false);
+	/* Counted before the status turns idle (see ltx_stats_read). */
+	ltx_stats_write_begin(tx);
 	tx->stats.aborts++;
 	for (unsigned b = 0; b < LTX_STATS_CAUSES; b++)
 		if (cause & (1u << b))
 			tx->stats.abort_cause[b]++;
+	if (ltx_unlikely(tx->stats_on))
+		ltx_stats_abort(tx, cause);
+	ltx_stats_write_end(tx);
+	store_status(tx, idle_status());
+	if (ltx_unlikely(tx->nactions != 0))
+		run_actions(tx, false);
 	if (backoff) {
+		uint64_t spent;
+
 		tx->consec_aborts++;
-		tx->stats.backoff_cycles += ltx_backoff_delay(
-			&ltx_config.backoff, tx->consec_aborts, &tx->rng);
+		spent = ltx_backoff_delay(&ltx_config.backoff,
+					  tx->consec_aborts, &tx->rng);
+		ltx_stats_write_begin(tx);
+		tx->stats.backoff_cycles += spent;
+		ltx_stats_write_end(tx);
 	}
 }
 
@@ -306,7 +321,8 @@ static struct ltx_tx *live(struct ltx_tx *tx)
 	}
 }
 
-uint64_t ltx_tx_load(struct ltx_tx *tx, const void *addr, bool excl)
+uint64_t ltx_tx_load_at(struct ltx_tx *tx, const void *addr, bool excl,
+			uintptr_t pc)
 {
 	unsigned cause = 0;
 	uint64_t x;
@@ -316,13 +332,23 @@ uint64_t ltx_tx_load(struct ltx_tx *tx, const void *addr, bool excl)
 		return 0;
 	x = ops(tx)->load(tx, addr, excl, &cause);
 	if (ltx_unlikely(cause != 0)) {
+		if (ltx_unlikely(tx->stats_on))
+			ltx_stats_doom(tx, excl ? LTX_SITE_WRITE : LTX_SITE_READ,
+				       pc, addr, cause);
 		ltx_tx_doom(tx, cause);
 		return 0;
 	}
 	return x;
 }
 
-void ltx_tx_store(struct ltx_tx *tx, void *addr, uint64_t val, unsigned size)
+uint64_t ltx_tx_load(struct ltx_tx *tx, const void *addr, bool excl)
+{
+	return ltx_tx_load_at(tx, addr, excl,
+			      (uintptr_t)__builtin_return_address(0));
+}
+
+void ltx_tx_store_at(struct ltx_tx *tx, void *addr, uint64_t val,
+		     unsigned size, uintptr_t pc)
 {
 	unsigned cause;
 
@@ -330,8 +356,17 @@ void ltx_tx_store(struct ltx_tx *tx, void *addr, uint64_t val, unsigned size)
 	if (tx == NULL)
 		return;
 	cause = ops(tx)->store(tx, addr, val, size);
-	if (ltx_unlikely(cause != 0))
+	if (ltx_unlikely(cause != 0)) {
+		if (ltx_unlikely(tx->stats_on))
+			ltx_stats_doom(tx, LTX_SITE_WRITE, pc, addr, cause);
 		ltx_tx_doom(tx, cause);
+	}
+}
+
+void ltx_tx_store(struct ltx_tx *tx, void *addr, uint64_t val, unsigned size)
+{
+	ltx_tx_store_at(tx, addr, val, size,
+			(uintptr_t)__builtin_return_address(0));
 }
 
 bool ltx_tx_validate(struct ltx_tx *tx)
@@ -346,6 +381,8 @@ bool ltx_tx_validate(struct ltx_tx *tx)
 		cause = ops(tx)->validate(tx);
 		if (cause == 0)
 			return true;
+		if (ltx_unlikely(tx->stats_on))
+			ltx_stats_doom(tx, LTX_SITE_VALIDATE, 0, NULL, cause);
 		ltx_tx_doom(tx, cause);
 		break;
 	default:
@@ -355,30 +392,86 @@ bool ltx_tx_validate(struct ltx_tx *tx)
 	return false;
 }
 
-bool ltx_tx_commit(struct ltx_tx *tx)
+/*
+ * COMMIT of a live transaction.  extras: it has actions to run, or counts
+ * statistics (which keep an action registered); the compiler makes one copy
+ * of this function with extras and one without, so the common update
+ * commit tests nactions once, as before statistics existed.
+ */
+static inline __attribute__((always_inline)) bool
+commit_live(struct ltx_tx *tx, bool extras)
 {
-	bool wrote;
+	bool wrote = tx->ws_next != tx->ws_base;
+	bool counted = extras && tx->stats_on;
+	uint64_t nr = 0, nw = 0;
 	unsigned cause;
 
+	if (counted) {
+		nr = (uint64_t)(tx->rs_next - tx->rs_base);
+		nw = (uint64_t)(tx->ws_next - tx->ws_base);
+	}
+	cause = ops(tx)->commit(tx);
+	if (cause == 0) {
+		if (counted)
+			ltx_stats_commit(tx, nr, nw);
+		tx->limit = 0;
+		tx->end_state = 0;
+		tx->cause = 0;
+		store_status(tx, idle_status());
+		if (!counted && wrote)
+			tx->stats.commits_rw++;
+		if (extras)
+			run_actions(tx, true);
+		return true;
+	}
+	if (counted)
+		ltx_stats_doom(tx, LTX_SITE_COMMIT, 0, NULL, cause);
+	ltx_tx_doom(tx, cause);
+	return false;
+}
+
+/*
+ * Out of line, so that the common commit saves no more registers.  With
+ * statistics on, read-only commits come here too (see ltx_stats_arm); they
+ * are counted at once, without the full commit's calls.
+ */
+static __attribute__((noinline)) bool commit_with_extras(struct ltx_tx *tx)
+{
+	if (tx->stats_on && tx->nactions == tx->actions_keep &&
+	    tx->limit != 0 && tx->ws_next == tx->ws_base) {
+		uint64_t nr = (uint64_t)(tx->rs_next - tx->rs_base);
+		uint64_t gen = tx->stats_gen;
+
+		/* ltx_stats_write_begin/end, inlined (rt/stats.c). */
+		__atomic_store_n(&tx->stats_gen, gen + 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		tx->stats.commits_ro++;
+		tx->stats.retries_hist[ltx_stats_bucket(tx->consec_aborts)]++;
+		tx->stats.reads_hist[ltx_stats_bucket(nr)]++;
+		tx->stats.writes_hist[0]++;
+		__atomic_store_n(&tx->stats_gen, gen + 2, __ATOMIC_RELEASE);
+		tx->rs_next = tx->rs_base;
+		tx->limit = 0;
+		tx->end_state = 0;
+		store_status(tx, idle_status());
+		return true;
+	}
+	return commit_live(tx, true);
+}
+
+bool ltx_tx_commit(struct ltx_tx *tx)
+{
 	switch (load_status(tx)) {
 	case LTX_IDLE:
 	case LTX_IDLE_SLOW:
 		return true;
 	case LTX_ACTIVE:
-		wrote = tx->ws_next != tx->ws_base;
-		cause = ops(tx)->commit(tx);
-		if (cause == 0) {
-			tx->limit = 0;
-			tx->end_state = 0;
-			tx->cause = 0;
-			store_status(tx, idle_status());
-			if (wrote)
-				tx->stats.commits_rw++;
-			if (ltx_unlikely(tx->nactions != 0))
-				run_actions(tx, true);
+		if (ltx_unlikely(tx->nactions != 0)) {
+			if (commit_with_extras(tx))
+				return true;
+		} else if (commit_live(tx, false)) {
 			return true;
 		}
-		ltx_tx_doom(tx, cause);
 		break;
 	default:
 		break;
@@ -393,6 +486,8 @@ void ltx_tx_abort(struct ltx_tx *tx)
 
 	if (ltx_status_idle(st))
 		return;
+	if (ltx_unlikely(tx->stats_on) && st != LTX_DOOMED)
+		ltx_stats_doom(tx, LTX_SITE_OTHER, 0, NULL, TM_ABORT_EXPLICIT);
 	finish_abort(tx, (st == LTX_DOOMED ? tx->cause : 0) | TM_ABORT_EXPLICIT,
 		     false);
 }

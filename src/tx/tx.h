@@ -17,6 +17,18 @@
 uint64_t ltx_tx_load(struct ltx_tx *tx, const void *addr, bool excl);
 void ltx_tx_store(struct ltx_tx *tx, void *addr, uint64_t val, unsigned size);
 bool ltx_tx_validate(struct ltx_tx *tx);
+
+/*
+ * As ltx_tx_load and ltx_tx_store, naming pc, the address in the program
+ * the access was made from, as the abort site should it fail (statistics,
+ * issue 6).  The plain forms name their own return address: the tm_*
+ * functions reach them by tail calls, so that is the program's call site;
+ * where it is not (it lies inside libltx), the site is found by unwinding.
+ */
+uint64_t ltx_tx_load_at(struct ltx_tx *tx, const void *addr, bool excl,
+			uintptr_t pc);
+void ltx_tx_store_at(struct ltx_tx *tx, void *addr, uint64_t val,
+		     unsigned size, uintptr_t pc);
 bool ltx_tx_commit(struct ltx_tx *tx);
 void ltx_tx_abort(struct ltx_tx *tx);
 

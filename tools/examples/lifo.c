@@ -123,6 +123,8 @@ int main(int argc, char **argv)
 			dup++;
 	}
 	free(seen);
+	/* Each push and each pop is one committed transaction. */
+	printf("lifo: %ld transactions committed\n", total + popped);
 	printf("lifo: pushed %ld, popped %ld, lost %ld, duplicated %ld, "
 	       "stack %s at the end\n", total, popped, lost, dup,
 	       top == NULL ? "empty" : "NOT empty");

@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: MIT */
+/* Statistics: per-thread counters, abort sites, totals, tm_stats_get. */
+#define _GNU_SOURCE /* dl_iterate_phdr */
+#pragma GCC visibility push(default)
+#include <ltx/tm.h>
+#pragma GCC visibility pop
+
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "cd/orec.h"
+#include "rt/config.h"
+#include "rt/stats.h"
+#include "rt/statseg.h"
+#include "tx/tx.h"
+
+/*
+ * What it costs.  Statistics off: the counters that always existed
+ * (commits_rw, aborts, causes, backoff) and nothing else; read-only commits
+ * are derived (rt/stats.h).  Statistics on: each descriptor keeps one
+ * permanent action registered (ltx_stats_arm), which makes tm_commit's
+ * fast-path test fail, so every commit reaches ltx_tx_commit, which counts
+ * it with its histograms; aborts note their site.  No other hot path
+ * changes, and nothing here is shared between threads but the seqlock
+ * generation each owner bumps.
+ */
+
+/* Synchronization: see rt/stats.h.  The stores that follow write_begin are
+ * ordered after the odd generation by the release fence; write_end's
+ * release store orders them before the even one.  Both pair with the
+ * acquire load and fence in read_descriptor. */
+void ltx_stats_write_begin(struct ltx_tx *tx)
+{
+	__atomic_store_n(&tx->stats_gen, tx->stats_gen + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+void ltx_stats_write_end(struct ltx_tx *tx)
+{
+	__atomic_store_n(&tx->stats_gen, tx->stats_gen + 1, __ATOMIC_RELEASE);
+}
+
+/* The permanent action: never run (run_actions skips actions_keep). */
+static void route_commits(void *arg)
+{
+	(void)arg;
+}
+
+/* Read-only commits of an idle descriptor that did not count them. */
+static uint64_t derived_ro(uint64_t tx_id, const struct ltx_stats *s,
+			   bool in_progress)
+{
+	uint64_t done = s->commits_rw + s->aborts + (in_progress ? 1 : 0);
+
+	return tx_id > done ? tx_id - done : 0;
+}
+
+void ltx_stats_arm(struct ltx_tx *tx)
+{
+	int level = __atomic_load_n(&ltx_config.stats, __ATOMIC_RELAXED);
+
+	if (level == tx->stats_on)
+		return;
+	if (level == LTX_STATS_OFF) {
+		tx->actions_keep = 0;
+		tx->nactions = 0;
+		tx->stats_on = 0;
+		return;
+	}
+	if (tx->sites == NULL) {
+		tx->sites = calloc(LTX_STATS_SITES, sizeof(*tx->sites));
+		if (tx->sites == NULL)
+			return; /* no memory: this thread stays uncounted */
+	}
+	if (tx->actions_keep == 0) {
+		if (tx->actions_cap == 0) {
+			tx->actions = malloc(16 * sizeof(*tx->actions));
+			if (tx->actions == NULL)
+				return;
+			tx->actions_cap = 16;
+		}
+		tx->actions[0] = (struct ltx_action){ route_commits, NULL, 1 };
+		tx->actions_keep = 1;
+		tx->nactions = 1;
+	}
+	/* From now on read-only commits are counted, not derived. */
+	ltx_stats_write_begin(tx);
+	tx->stats.commits_ro = derived_ro(tx->tx_id, &tx->stats, false);
+	ltx_stats_write_end(tx);
+	tx->stats_on = level;
+}
+
+/* Did this transaction read (LT) a line on addr's orec before? */
+static bool read_before(const struct ltx_tx *tx, const void *addr)
+{
+	uintptr_t *orec =
+		ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
+
+	for (const struct ltx_rentry *r = tx->rs_base; r < tx->rs_next; r++)
+		if (r->orec == orec)
+			return true;
+	return false;
+}
+
+static struct ltx_stats_site *find_site(struct ltx_tx *tx, uintptr_t pc,
+					int kind)
+{
+	for (unsigned i = 0; i < LTX_STATS_SITES; i++) {
+		struct ltx_stats_site *s = &tx->sites[i];
+
+		if (s->count != 0 && s->pc == pc && s->kind == (uint32_t)kind)
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * libltx's own code: the executable segment of the shared object holding
+ * this function.  Empty when libltx is linked into the program itself
+ * (white-box tests): sites are then taken as given.
+ */
+static uintptr_t self_lo, self_hi;
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t me = (uintptr_t)&ltx_stats_doom;
+
+	(void)size;
+	(void)arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + p->p_vaddr;
+
+		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X) || me < lo ||
+		    me - lo >= p->p_memsz)
+			continue;
+		if (info->dlpi_name != NULL && info->dlpi_name[0] != '\0') {
+			self_lo = lo;
+			self_hi = lo + p->p_memsz;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+static void find_self_once(void)
+{
+	dl_iterate_phdr(find_self, NULL);
+}
+
+static bool inside_ltx(uintptr_t pc)
+{
+	return pc - self_lo < self_hi - self_lo;
+}
+
+/*
+ * Walk this thread's stack with libunwind's unw_backtrace (never from a
+ * signal handler: dooms by signals are not noted): the first frame outside
+ * libltx (or pc, if it is one) is the site, and with stacks on, the frames
+ * after it are kept as its callers, innermost first.
+ */
+static uintptr_t unwind_site(struct ltx_tx *tx, uintptr_t pc, bool stack)
+{
+	void *buf[LTX_STATS_STACK + 16];
+	int n = unw_backtrace(buf, (int)(sizeof(buf) / sizeof(buf[0])));
+	int i;
+
+	for (i = 0; i < n; i++) {
+		uintptr_t f = (uintptr_t)buf[i];
+
+		if (pc != 0 ? f == pc : !inside_ltx(f))
+			break;
+	}
+	if (i == n)
+		return pc;
+	pc = (uintptr_t)buf[i];
+	for (i++; stack && i < n && tx->doom_nstack < LTX_STATS_STACK; i++)
+		tx->doom_stack[tx->doom_nstack++] = (uintptr_t)buf[i];
+	return pc;
+}
+
+void ltx_stats_doom(struct ltx_tx *tx, int kind, uintptr_t pc,
+		    const void *addr, unsigned cause)
+{
+	bool stacks = tx->stats_on == LTX_STATS_STACKS;
+	struct ltx_stats_site *s;
+
+	pthread_once(&self_once, find_self_once);
+	if (kind == LTX_SITE_WRITE && addr != NULL &&
+	    (cause & TM_ABORT_CONFLICT) && read_before(tx, addr))
+		kind = LTX_SITE_UPGRADE;
+	tx->doom_kind = kind;
+	tx->doom_nstack = 0;
+	if (self_hi != 0 && (pc == 0 || inside_ltx(pc))) {
+		/* Not a call site in the program: find it. */
+		pc = unwind_site(tx, 0, stacks);
+	} else if (stacks && pc != 0) {
+		/* Rate limit: a stack on a site's 1st, 2nd, 4th... abort. */
+		s = find_site(tx, pc, kind);
+		if (s == NULL || (s->count & (s->count + 1)) == 0)
+			unwind_site(tx, pc, true);
+	}
+	tx->doom_pc = pc;
+}
+
+void ltx_stats_abort(struct ltx_tx *tx, unsigned cause)
+{
+	struct ltx_stats_site *s;
+
+	if (cause & TM_ABORT_CONFLICT) {
+		if (tx->doom_kind == LTX_SITE_READ)
+			tx->stats.conflicts_read++;
+		else if (tx->doom_kind == LTX_SITE_WRITE)
+			tx->stats.conflicts_write++;
+		else if (tx->doom_kind == LTX_SITE_UPGRADE)
+			tx->stats.conflicts_upgrade++;
+	}
+	s = find_site(tx, tx->doom_pc, tx->doom_kind);
+	for (unsigned i = 0; s == NULL && i < LTX_STATS_SITES; i++)
+		if (tx->sites[i].count == 0) {
+			s = &tx->sites[i];
+			s->pc = tx->doom_pc;
+			s->kind = (uint32_t)tx->doom_kind;
+			s->cause = 0;
+			s->nstack = 0;
+		}
+	if (s == NULL) {
+		tx->stats.sites_dropped++;
+	} else {
+		s->count++;
+		s->cause |= cause;
+		if (tx->doom_nstack != 0) {
+			memcpy(s->stack, tx->doom_stack,
+			       tx->doom_nstack * sizeof(s->stack[0]));
+			s->nstack = tx->doom_nstack;
+		}
+	}
+	tx->doom_kind = LTX_SITE_OTHER;
+	tx->doom_pc = 0;
+	tx->doom_nstack = 0;
+}
+
+void ltx_stats_commit(struct ltx_tx *tx, uint64_t nr, uint64_t nw)
+{
+	ltx_stats_write_begin(tx);
+	if (nw != 0)
+		tx->stats.commits_rw++;
+	else
+		tx->stats.commits_ro++;
+	tx->stats.retries_hist[ltx_stats_bucket(tx->consec_aborts)]++;
+	tx->stats.reads_hist[ltx_stats_bucket(nr)]++;
+	tx->stats.writes_hist[ltx_stats_bucket(nw)]++;
+	ltx_stats_write_end(tx);
+}
+
+void ltx_stats_init(void)
+{
+	if (ltx_config.stats != LTX_STATS_OFF)
+		ltx_statseg_start();
+}
+
+void ltx_stats_changed(void)
+{
+	struct ltx_tx *tx = ltx_tx_self();
+
+	if (tx != NULL)
+		ltx_stats_arm(tx);
+	ltx_stats_init();
+}
+
+/* Copy n words that their owner may be writing (relaxed loads). */
+static void copy_words(void *dst, const void *src, size_t bytes)
+{
+	uint64_t *d = dst;
+	const uint64_t *s = src;
+
+	for (size_t i = 0; i < bytes / sizeof(uint64_t); i++)
+		d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+}
+
+/*
+ * A consistent copy of one descriptor's counters and sites (seqlock read;
+ * see rt/stats.h).  Gives up waiting after many tries (a writer preempted
+ * inside its few instructions) and keeps the last copy.
+ */
+static void read_descriptor(struct ltx_tx *tx, struct ltx_stats *st,
+			    struct ltx_stats_site *sites, unsigned *nsites)
+{
+	for (unsigned tries = 0;; tries++) {
+		uint64_t g1 = __atomic_load_n(&tx->stats_gen, __ATOMIC_ACQUIRE);
+		int status = __atomic_load_n(&tx->status, __ATOMIC_RELAXED);
+		uint64_t id = __atomic_load_n(&tx->tx_id, __ATOMIC_RELAXED);
+		int on = __atomic_load_n(&tx->stats_on, __ATOMIC_RELAXED);
+		struct ltx_stats_site *ts =
+			__atomic_load_n(&tx->sites, __ATOMIC_RELAXED);
+
+		copy_words(st, &tx->stats, sizeof(*st));
+		*nsites = 0;
+		if (on && ts != NULL && sites != NULL) {
+			copy_words(sites, ts, LTX_STATS_SITES * sizeof(*ts));
+			*nsites = LTX_STATS_SITES;
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (!on)
+			st->commits_ro =
+				derived_ro(id, st, !ltx_status_idle(status));
+		if (((g1 & 1) == 0 &&
+		     g1 == __atomic_load_n(&tx->stats_gen, __ATOMIC_RELAXED)) ||
+		    tries > 10000)
+			return;
+		if (tries > 100)
+			sched_yield();
+	}
+}
+
+#define MERGE_MAX 256
+
+struct collect {
+	struct ltx_stats *sum;
+	uint64_t threads;
+	struct ltx_stats_site *merged; /* MERGE_MAX */
+	unsigned nmerged;
+};
+
+static void add_stats(struct ltx_stats *sum, const struct ltx_stats *s)
+{
+	uint64_t *d = (uint64_t *)sum;
+	const uint64_t *a = (const uint64_t *)s;
+
+	_Static_assert(sizeof(*s) % sizeof(uint64_t) == 0, "words only");
+	for (size_t i = 0; i < sizeof(*s) / sizeof(uint64_t); i++)
+		d[i] += a[i];
+}
+
+static void merge_site(struct collect *c, const struct ltx_stats_site *s)
+{
+	for (unsigned i = 0; i < c->nmerged; i++) {
+		struct ltx_stats_site *m = &c->merged[i];
+
+		if (m->pc == s->pc && m->kind == s->kind) {
+			m->count += s->count;
+			m->cause |= s->cause;
+			if (m->nstack == 0 && s->nstack != 0) {
+				memcpy(m->stack, s->stack, sizeof(m->stack));
+				m->nstack = s->nstack;
+			}
+			return;
+		}
+	}
+	if (c->nmerged < MERGE_MAX)
+		c->merged[c->nmerged++] = *s;
+	else
+		c->sum->sites_dropped += s->count;
+}
+
+static void collect_one(struct ltx_tx *tx, void *arg)
+{
+	struct collect *c = arg;
+	struct ltx_stats st;
+	struct ltx_stats_site sites[LTX_STATS_SITES];
+	unsigned n;
+
+	read_descriptor(tx, &st, c->merged ? sites : NULL, &n);
+	add_stats(c->sum, &st);
+	c->threads++;
+	for (unsigned i = 0; i < n; i++)
+		if (sites[i].count != 0 && sites[i].nstack <= LTX_STATS_STACK)
+			merge_site(c, &sites[i]);
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct ltx_stats_site *x = a, *y = b;
+
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+unsigned ltx_stats_collect(struct ltx_stats *sum, uint64_t *threads,
+			   struct ltx_stats_site *sites, unsigned max)
+{
+	struct collect c = { .sum = sum };
+
+	memset(sum, 0, sizeof(*sum));
+	if (sites != NULL && max > 0)
+		c.merged = calloc(MERGE_MAX, sizeof(*c.merged));
+	ltx_tx_foreach(collect_one, &c);
+	*threads = c.threads;
+	if (c.merged == NULL)
+		return 0;
+	qsort(c.merged, c.nmerged, sizeof(*c.merged), by_count);
+	if (c.nmerged > max) {
+		for (unsigned i = max; i < c.nmerged; i++)
+			sum->sites_dropped += c.merged[i].count;
+		c.nmerged = max;
+	}
+	memcpy(sites, c.merged, c.nmerged * sizeof(*sites));
+	free(c.merged);
+	return c.nmerged;
+}
+
+int tm_stats_get(struct tm_stats *out)
+{
+	struct ltx_stats s;
+	struct tm_stats t;
+	size_t n;
+
+	if (out == NULL || out->size < offsetof(struct tm_stats, commits_rw)) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(&t, 0, sizeof(t));
+	ltx_stats_collect(&s, &t.threads, NULL, 0);
+	t.commits_ro = s.commits_ro;
+	t.commits_rw = s.commits_rw;
+	t.commits = s.commits_ro + s.commits_rw;
+	t.aborts = s.aborts;
+	_Static_assert(TM_STATS_CAUSES == LTX_STATS_CAUSES, "causes");
+	_Static_assert(TM_STATS_HIST == LTX_STATS_HIST, "buckets");
+	memcpy(t.abort_cause, s.abort_cause, sizeof(t.abort_cause));
+	t.conflicts_read = s.conflicts_read;
+	t.conflicts_write = s.conflicts_write;
+	t.conflicts_upgrade = s.conflicts_upgrade;
+	memcpy(t.retries_hist, s.retries_hist, sizeof(t.retries_hist));
+	memcpy(t.reads_hist, s.reads_hist, sizeof(t.reads_hist));
+	memcpy(t.writes_hist, s.writes_hist, sizeof(t.writes_hist));
+	t.backoff_cycles = s.backoff_cycles;
+	t.irrevocable = s.irrevocable;
+	t.serial = s.serial;
+	t.bus_t_read = s.bus_t_read;
+	t.bus_t_rfo = s.bus_t_rfo;
+	t.bus_busy = s.bus_busy;
+	t.bus_writeback = s.bus_writeback;
+	n = out->size < sizeof(t) ? out->size : sizeof(t);
+	t.size = n;
+	memcpy(out, &t, n);
+	return 0;
+}

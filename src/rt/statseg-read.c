@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: MIT */
+/* The statistics segment's reader: checks, and the summary ltxstat prints. */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rt/statseg.h"
+
+/*
+ * Shared by the library (the LTX_STATS=1 exit summary) and ltxstat(1).
+ * ltx_statseg_parse trusts nothing in the buffer: every offset and count is
+ * checked against the buffer's length before it is used, and every string
+ * must end inside its field.
+ */
+
+static bool has_nul(const char *s, size_t n)
+{
+	return memchr(s, '\0', n) != NULL;
+}
+
+/* [off, off + n * size) lies inside [0, len). */
+static bool inside(uint64_t off, uint64_t n, uint64_t size, uint64_t len)
+{
+	return off <= len && n <= (len - off) / (size ? size : 1) &&
+	       off % 8 == 0;
+}
+
+int ltx_statseg_parse(const void *buf, size_t len,
+		      struct ltx_statseg_view *v)
+{
+	const struct ltx_statseg_header *h = buf;
+	const char *base = buf;
+
+	memset(v, 0, sizeof(*v));
+	if (buf == NULL || len < sizeof(h->magic) + sizeof(h->version))
+		return LTX_STATSEG_ETRUNC;
+	if (h->magic != LTX_STATSEG_MAGIC)
+		return LTX_STATSEG_EMAGIC;
+	v->version = h->version;
+	if (h->version != LTX_STATSEG_VERSION)
+		return LTX_STATSEG_EVERSION;
+	if (len < sizeof(*h))
+		return LTX_STATSEG_ETRUNC;
+	if (h->header_size != sizeof(*h) || h->size < sizeof(*h))
+		return LTX_STATSEG_ECORRUPT;
+	if (h->size > len)
+		return LTX_STATSEG_ETRUNC;
+	if (h->seq & 1)
+		return LTX_STATSEG_EBUSY;
+	if (h->pid <= 0 || h->counters_size != sizeof(*v->c) ||
+	    h->site_size != sizeof(*v->sites) ||
+	    h->obj_size != sizeof(*v->objs) || h->nsites > h->nsites_max ||
+	    h->nobjs > h->nobjs_max || h->nsites_max > 4096 ||
+	    h->nobjs_max > 4096 || !has_nul(h->command, sizeof(h->command)) ||
+	    !inside(h->counters_off, 1, h->counters_size, h->size) ||
+	    !inside(h->sites_off, h->nsites_max, h->site_size, h->size) ||
+	    !inside(h->objs_off, h->nobjs_max, h->obj_size, h->size) ||
+	    h->counters_off < sizeof(*h) || h->sites_off < sizeof(*h) ||
+	    h->objs_off < sizeof(*h))
+		return LTX_STATSEG_ECORRUPT;
+	v->h = h;
+	v->c = (const void *)(base + h->counters_off);
+	v->sites = (const void *)(base + h->sites_off);
+	v->objs = (const void *)(base + h->objs_off);
+	v->nsites = h->nsites;
+	v->nobjs = h->nobjs;
+	for (uint32_t i = 0; i < v->nobjs; i++)
+		if (!has_nul(v->objs[i].path, sizeof(v->objs[i].path)) ||
+		    v->objs[i].is_exec > 1)
+			goto corrupt;
+	for (uint32_t i = 0; i < v->nsites; i++) {
+		const struct ltx_statseg_site *s = &v->sites[i];
+
+		if (s->kind > 5 || s->nframes < 1 ||
+		    s->nframes > LTX_STATSEG_FRAMES)
+			goto corrupt;
+		for (uint32_t k = 0; k < s->nframes; k++) {
+			const struct ltx_statseg_frame *f = &s->frames[k];
+
+			if (f->obj < -1 || f->obj >= (int32_t)v->nobjs ||
+			    !has_nul(f->func, sizeof(f->func)))
+				goto corrupt;
+		}
+	}
+	return LTX_STATSEG_OK;
+corrupt:
+	memset(v, 0, sizeof(*v));
+	v->version = LTX_STATSEG_VERSION;
+	return LTX_STATSEG_ECORRUPT;
+}
+
+const char *ltx_statseg_strerror(int err)
+{
+	switch (err) {
+	case LTX_STATSEG_OK:
+		return "no error";
+	case LTX_STATSEG_ETRUNC:
+		return "truncated segment";
+	case LTX_STATSEG_EMAGIC:
+		return "not an ltx statistics segment (bad magic number)";
+	case LTX_STATSEG_EVERSION:
+		return "segment layout of another version";
+	case LTX_STATSEG_ECORRUPT:
+		return "corrupt segment (inconsistent fields)";
+	case LTX_STATSEG_EBUSY:
+		return "segment being rewritten";
+	default:
+		return "unknown error";
+	}
+}
+
+static const char *const cause_names[LTX_STATSEG_CAUSES] = {
+	"explicit", "retry",  "conflict", "capacity", "debug",
+	"nested",   "signal", "fault",    "validate", "nomem",
+};
+
+const char *ltx_statseg_cause_name(unsigned bit, char *buf, size_t len)
+{
+	if (bit < LTX_STATSEG_CAUSES && cause_names[bit] != NULL)
+		return cause_names[bit];
+	snprintf(buf, len, "bit%u", bit);
+	return buf;
+}
+
+const char *ltx_statseg_kind_name(unsigned kind)
+{
+	static const char *const names[] = { "other",	 "read",
+					     "write",	 "upgrade",
+					     "validate", "commit" };
+
+	return kind < 6 ? names[kind] : "?";
+}
+
+/* What each site kind means in a sentence of the table. */
+static const char *kind_phrase(unsigned kind)
+{
+	static const char *const names[] = {
+		"other",	   "conflict on LT",   "conflict on LTX/ST",
+		"upgrade LT->ST",  "failed VALIDATE", "failed COMMIT",
+	};
+
+	return kind < 6 ? names[kind] : "?";
+}
+
+/* 1234567 -> "1,234,567" */
+static const char *count(uint64_t n, char *buf, size_t len)
+{
+	char tmp[32];
+	int k = snprintf(tmp, sizeof(tmp), "%" PRIu64, n), j = 0;
+
+	for (int i = 0; i < k && (size_t)j + 2 < len; i++) {
+		if (i > 0 && (k - i) % 3 == 0)
+			buf[j++] = ',';
+		buf[j++] = tmp[i];
+	}
+	buf[j] = '\0';
+	return buf;
+}
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+static double elapsed_s(const struct ltx_statseg_view *v)
+{
+	if (v->h->update_ns <= v->h->start_ns)
+		return 0.0;
+	return (double)(v->h->update_ns - v->h->start_ns) / 1e9;
+}
+
+static double backoff_s(const struct ltx_statseg_view *v)
+{
+	return v->h->tsc_hz ? (double)v->c->backoff_cycles /
+				      (double)v->h->tsc_hz
+			    : 0.0;
+}
+
+static void rate(double per_s, char *buf, size_t len)
+{
+	if (per_s >= 1e6)
+		snprintf(buf, len, "%8.3f M/sec", per_s / 1e6);
+	else if (per_s >= 1e3)
+		snprintf(buf, len, "%8.3f K/sec", per_s / 1e3);
+	else
+		snprintf(buf, len, "%8.3f /sec", per_s);
+}
+
+static void line(FILE *out, uint64_t n, int indent, const char *what,
+		 const char *note)
+{
+	char b[32];
+
+	fprintf(out, "  %15s  %*s%-*s %s\n", count(n, b, sizeof(b)),
+		indent, "", 26 - indent, what, note);
+}
+
+static void line_pct(FILE *out, uint64_t n, int indent, const char *what,
+		     uint64_t of, const char *of_what)
+{
+	char note[64];
+
+	snprintf(note, sizeof(note), "# %5.1f %%%s%s", pct(n, of),
+		 of_what[0] ? " of " : "", of_what);
+	line(out, n, indent, what, note);
+}
+
+static void hist(FILE *out, const char *what, const uint64_t *h)
+{
+	uint64_t total = 0;
+
+	for (int b = 0; b < LTX_STATSEG_HIST; b++)
+		total += h[b];
+	if (total == 0)
+		return;
+	fprintf(out, "  %-26s", what);
+	for (int b = 0; b < LTX_STATSEG_HIST; b++) {
+		char range[24];
+
+		if (h[b] == 0)
+			continue;
+		if (b == 0)
+			snprintf(range, sizeof(range), "0");
+		else if (b == 1)
+			snprintf(range, sizeof(range), "1");
+		else if (b == LTX_STATSEG_HIST - 1)
+			snprintf(range, sizeof(range), ">=%llu",
+				 1ull << (b - 1));
+		else
+			snprintf(range, sizeof(range), "%llu-%llu",
+				 1ull << (b - 1), (1ull << b) - 1);
+		fprintf(out, " %s: %.1f%%", range, pct(h[b], total));
+	}
+	fprintf(out, "\n");
+}
+
+static const char *frame_name(const struct ltx_statseg_view *v,
+			      const struct ltx_statseg_frame *f,
+			      ltx_statseg_resolve_fn resolve, void *ctx,
+			      char *buf, size_t len)
+{
+	const char *obj = "?";
+
+	if (resolve != NULL && resolve(ctx, v, f, buf, len))
+		return buf;
+	if (f->obj >= 0) {
+		obj = strrchr(v->objs[f->obj].path, '/');
+		obj = obj ? obj + 1 : v->objs[f->obj].path;
+	}
+	if (f->func[0] != '\0')
+		snprintf(buf, len, "%s (%s)", f->func, obj);
+	else if (f->pc == 0)
+		snprintf(buf, len, "(no access: signal or runtime)");
+	else
+		snprintf(buf, len, "%s+0x%" PRIx64, obj, f->off);
+	return buf;
+}
+
+void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
+		       ltx_statseg_resolve_fn resolve, void *ctx)
+{
+	const struct ltx_statseg_counters *c = v->c;
+	uint64_t commits = c->commits_ro + c->commits_rw;
+	uint64_t tries = commits + c->aborts;
+	double secs = elapsed_s(v);
+	char note[64], b[32], name[512];
+
+	fprintf(out, "\n Transaction statistics for '%s' (pid %" PRId64
+		")%s:\n\n",
+		v->h->command, v->h->pid,
+		v->h->flags & LTX_STATSEG_FINAL ? "" : " (running)");
+	rate(secs > 0 ? (double)commits / secs : 0.0, b, sizeof(b));
+	snprintf(note, sizeof(note), "# %s", b);
+	line(out, commits, 0, "commits", note);
+	line_pct(out, c->commits_ro, 2, "read-only", commits, "");
+	line_pct(out, c->commits_rw, 2, "update", commits, "");
+	line_pct(out, c->aborts, 0, "aborts", tries, "transactions");
+	for (unsigned bit = 0; bit < LTX_STATSEG_CAUSES; bit++) {
+		char cb[16];
+
+		if (c->abort_cause[bit] == 0)
+			continue;
+		line_pct(out, c->abort_cause[bit], 2,
+			 ltx_statseg_cause_name(bit, cb, sizeof(cb)),
+			 c->aborts, "");
+		if (bit == 2) {
+			if (c->conflicts_read)
+				line_pct(out, c->conflicts_read, 4,
+					 "on LT (read)", c->aborts, "");
+			if (c->conflicts_write)
+				line_pct(out, c->conflicts_write, 4,
+					 "on LTX/ST (write)", c->aborts, "");
+			if (c->conflicts_upgrade)
+				line_pct(out, c->conflicts_upgrade, 4,
+					 "upgrade LT->ST", c->aborts, "");
+		}
+	}
+	if (c->irrevocable || c->serial) {
+		line(out, c->irrevocable, 0, "irrevocable runs", "");
+		line(out, c->serial, 0, "serial runs", "");
+	}
+	if (c->bus_t_read || c->bus_t_rfo || c->bus_busy || c->bus_writeback) {
+		line(out, c->bus_t_read, 0, "bus T_READ", "");
+		line(out, c->bus_t_rfo, 0, "bus T_RFO", "");
+		line(out, c->bus_busy, 0, "bus BUSY", "");
+		line(out, c->bus_writeback, 0, "bus write-backs", "");
+	}
+	fprintf(out, "  %15.6f  %-26s # %5.1f %% of %" PRIu64
+		" thread(s) x elapsed\n",
+		backoff_s(v), "s backoff",
+		secs > 0 && c->threads ? 100.0 * backoff_s(v) /
+						 (secs * (double)c->threads)
+				       : 0.0,
+		c->threads);
+	fprintf(out, "  %15.6f  %-26s\n\n", secs, "s elapsed");
+	hist(out, "retries per commit:", c->retries_hist);
+	hist(out, "LT loads per commit:", c->reads_hist);
+	hist(out, "lines written per commit:", c->writes_hist);
+	if (v->h->level == 0)
+		fprintf(out, "  (histograms need LTX_STATS=1)\n");
+	if (v->nsites == 0)
+		return;
+	fprintf(out, "\n  top abort sites (of %s aborts):\n",
+		count(c->aborts, b, sizeof(b)));
+	for (uint32_t i = 0; i < v->nsites && i < 10; i++) {
+		const struct ltx_statseg_site *s = &v->sites[i];
+
+		fprintf(out, "  %15s  %5.1f %%  %-19s %s\n",
+			count(s->count, b, sizeof(b)), pct(s->count, c->aborts),
+			kind_phrase(s->kind),
+			frame_name(v, &s->frames[0], resolve, ctx, name,
+				   sizeof(name)));
+		for (uint32_t k = 1; k < s->nframes; k++)
+			fprintf(out, "  %15s  %7s  %-19s   from %s\n", "", "",
+				"",
+				frame_name(v, &s->frames[k], resolve, ctx,
+					   name, sizeof(name)));
+	}
+	if (c->sites_dropped)
+		fprintf(out, "  %15s  aborts at sites not kept\n",
+			count(c->sites_dropped, b, sizeof(b)));
+	fprintf(out, "\n");
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(out, "\\u%04x", ch);
+		else
+			fputc(ch, out);
+	}
+	fputc('"', out);
+}
+
+static void json_array(FILE *out, const char *key, const uint64_t *a, int n)
+{
+	fprintf(out, "\"%s\":[", key);
+	for (int i = 0; i < n; i++)
+		fprintf(out, "%s%" PRIu64, i ? "," : "", a[i]);
+	fprintf(out, "]");
+}
+
+void ltx_statseg_print_json(FILE *out, const struct ltx_statseg_view *v,
+			    ltx_statseg_resolve_fn resolve, void *ctx)
+{
+	const struct ltx_statseg_counters *c = v->c;
+	char name[512], cb[16];
+
+	fprintf(out, "{\"version\":%u,\"pid\":%" PRId64 ",\"command\":",
+		v->h->version, v->h->pid);
+	json_str(out, v->h->command);
+	fprintf(out,
+		",\"final\":%s,\"elapsed_s\":%.6f,\"threads\":%" PRIu64
+		",\"commits\":%" PRIu64 ",\"commits_ro\":%" PRIu64
+		",\"commits_rw\":%" PRIu64 ",\"aborts\":%" PRIu64
+		",\"abort_causes\":{",
+		v->h->flags & LTX_STATSEG_FINAL ? "true" : "false",
+		elapsed_s(v), c->threads, c->commits_ro + c->commits_rw,
+		c->commits_ro, c->commits_rw, c->aborts);
+	for (unsigned bit = 0, first = 1; bit < LTX_STATSEG_CAUSES; bit++) {
+		if (c->abort_cause[bit] == 0)
+			continue;
+		fprintf(out, "%s\"%s\":%" PRIu64, first ? "" : ",",
+			ltx_statseg_cause_name(bit, cb, sizeof(cb)),
+			c->abort_cause[bit]);
+		first = 0;
+	}
+	fprintf(out,
+		"},\"conflicts\":{\"read\":%" PRIu64 ",\"write\":%" PRIu64
+		",\"upgrade\":%" PRIu64 "},\"backoff_cycles\":%" PRIu64
+		",\"backoff_s\":%.6f,\"irrevocable\":%" PRIu64
+		",\"serial\":%" PRIu64 ",\"bus\":{\"t_read\":%" PRIu64
+		",\"t_rfo\":%" PRIu64 ",\"busy\":%" PRIu64
+		",\"writeback\":%" PRIu64 "},",
+		c->conflicts_read, c->conflicts_write, c->conflicts_upgrade,
+		c->backoff_cycles, backoff_s(v), c->irrevocable, c->serial,
+		c->bus_t_read, c->bus_t_rfo, c->bus_busy, c->bus_writeback);
+	json_array(out, "retries_hist", c->retries_hist, LTX_STATSEG_HIST);
+	fputc(',', out);
+	json_array(out, "reads_hist", c->reads_hist, LTX_STATSEG_HIST);
+	fputc(',', out);
+	json_array(out, "writes_hist", c->writes_hist, LTX_STATSEG_HIST);
+	fprintf(out, ",\"sites_dropped\":%" PRIu64 ",\"sites\":[",
+		c->sites_dropped);
+	for (uint32_t i = 0; i < v->nsites; i++) {
+		const struct ltx_statseg_site *s = &v->sites[i];
+
+		fprintf(out, "%s{\"count\":%" PRIu64 ",\"kind\":\"%s\","
+			"\"causes\":%u,\"frames\":[",
+			i ? "," : "", s->count, ltx_statseg_kind_name(s->kind),
+			s->cause);
+		for (uint32_t k = 0; k < s->nframes; k++) {
+			const struct ltx_statseg_frame *f = &s->frames[k];
+
+			fprintf(out, "%s{\"pc\":\"0x%" PRIx64 "\",\"object\":",
+				k ? "," : "", f->pc);
+			json_str(out, f->obj >= 0 ? v->objs[f->obj].path : "");
+			fprintf(out, ",\"offset\":\"0x%" PRIx64 "\",\"symbol\":",
+				f->off);
+			json_str(out, frame_name(v, f, resolve, ctx, name,
+						 sizeof(name)));
+			fputc('}', out);
+		}
+		fprintf(out, "]}");
+	}
+	fprintf(out, "]}\n");
+}

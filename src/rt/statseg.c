@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/* The statistics segment's writer: refresh thread, exit summary, cleanup. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arch/arch.h"
+#include "rt/config.h"
+#include "rt/stats.h"
+#include "rt/statseg.h"
+
+/*
+ * One segment per process, /dev/shm/ltx.<pid>, written only here: by the
+ * refresh thread every REFRESH_MS, and by the exit handler, which writes the
+ * final figures, prints the summary (LTX_STATS_FILE or stderr) and removes
+ * the segment - unless ltxstat(1) started the process and asked, through
+ * LTX_STATS_KEEP=<pid>, to read the final figures itself.
+ * Synchronization: seg_lock serializes the writers; readers in other
+ * processes follow the seqlock protocol of rt/statseg.h.
+ */
+#define REFRESH_MS 100
+
+static pthread_mutex_t seg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ltx_statseg *seg;
+static char seg_name[64];
+static bool stopped;
+static bool keep_at_exit;
+static uint64_t start_cycles, start_mono_ns;
+static pthread_cond_t stop_cond = PTHREAD_COND_INITIALIZER;
+
+static uint64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The object table entry for the object holding pc, added if new. */
+static int object_of(uintptr_t pc, uint64_t *off, char *func, size_t flen)
+{
+	Dl_info info;
+	const char *path;
+	char exe[sizeof(seg->objs[0].path)];
+	uint32_t i;
+	bool is_exec;
+
+	func[0] = '\0';
+	*off = pc;
+	if (pc == 0 || dladdr((void *)pc, &info) == 0 || info.dli_fbase == NULL)
+		return -1;
+	/* The first PT_LOAD of an ELF object maps its header. */
+	is_exec = ((const Elf64_Ehdr *)info.dli_fbase)->e_type == ET_EXEC;
+	*off = is_exec ? pc : pc - (uintptr_t)info.dli_fbase;
+	if (info.dli_sname != NULL)
+		snprintf(func, flen, "%s+0x%lx", info.dli_sname,
+			 (unsigned long)(pc - (uintptr_t)info.dli_saddr));
+	path = info.dli_fname;
+	if (path == NULL || path[0] != '/') {
+		/* The main program: its name as the kernel knows it. */
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		if (n > 0) {
+			exe[n] = '\0';
+			path = exe;
+		} else if (path == NULL) {
+			path = "?";
+		}
+	}
+	for (i = 0; i < seg->h.nobjs; i++)
+		if (seg->objs[i].base == (uintptr_t)info.dli_fbase)
+			return (int)i;
+	if (i == LTX_STATSEG_OBJS)
+		return -1;
+	seg->objs[i].base = (uintptr_t)info.dli_fbase;
+	seg->objs[i].is_exec = is_exec;
+	snprintf(seg->objs[i].path, sizeof(seg->objs[i].path), "%s", path);
+	seg->h.nobjs = i + 1;
+	return (int)i;
+}
+
+static void fill_frame(struct ltx_statseg_frame *f, uintptr_t pc)
+{
+	memset(f, 0, sizeof(*f));
+	f->pc = pc;
+	f->obj = object_of(pc, &f->off, f->func, sizeof(f->func));
+}
+
+/* Rewrite the segment from the descriptors.  Caller holds seg_lock. */
+static void refresh(uint32_t flags)
+{
+	static struct ltx_stats_site sites[LTX_STATSEG_SITES];
+	struct ltx_statseg_counters c;
+	struct ltx_stats s;
+	uint64_t threads, cyc, mono;
+	unsigned n;
+
+	n = ltx_stats_collect(&s, &threads, sites, LTX_STATSEG_SITES);
+	memset(&c, 0, sizeof(c));
+	c.threads = threads;
+	c.commits_ro = s.commits_ro;
+	c.commits_rw = s.commits_rw;
+	c.aborts = s.aborts;
+	memcpy(c.abort_cause, s.abort_cause, sizeof(c.abort_cause));
+	c.conflicts_read = s.conflicts_read;
+	c.conflicts_write = s.conflicts_write;
+	c.conflicts_upgrade = s.conflicts_upgrade;
+	c.irrevocable = s.irrevocable;
+	c.serial = s.serial;
+	c.backoff_cycles = s.backoff_cycles;
+	c.sites_dropped = s.sites_dropped;
+	memcpy(c.retries_hist, s.retries_hist, sizeof(c.retries_hist));
+	memcpy(c.reads_hist, s.reads_hist, sizeof(c.reads_hist));
+	memcpy(c.writes_hist, s.writes_hist, sizeof(c.writes_hist));
+	c.bus_t_read = s.bus_t_read;
+	c.bus_t_rfo = s.bus_t_rfo;
+	c.bus_busy = s.bus_busy;
+	c.bus_writeback = s.bus_writeback;
+
+	/* Odd: readers discard what they copy until the even store below.
+	 * The fence orders the odd store before the rewrite. */
+	__atomic_store_n(&seg->h.seq, seg->h.seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	seg->c = c;
+	for (unsigned i = 0; i < n; i++) {
+		struct ltx_statseg_site *d = &seg->sites[i];
+
+		d->count = sites[i].count;
+		d->kind = sites[i].kind;
+		d->cause = sites[i].cause;
+		fill_frame(&d->frames[0], sites[i].pc);
+		d->nframes = 1;
+		for (unsigned k = 0; k < sites[i].nstack; k++)
+			fill_frame(&d->frames[d->nframes++],
+				   sites[i].stack[k]);
+	}
+	seg->h.nsites = n;
+	cyc = ltx_cycles();
+	mono = now_ns(CLOCK_MONOTONIC);
+	if (mono - start_mono_ns >= 1000000)
+		seg->h.tsc_hz = (uint64_t)((double)(cyc - start_cycles) * 1e9 /
+					   (double)(mono - start_mono_ns));
+	seg->h.update_ns = now_ns(CLOCK_REALTIME);
+	seg->h.refreshes++;
+	seg->h.flags = flags;
+	/* Pairs with the readers' acquire of seq after their copy. */
+	__atomic_store_n(&seg->h.seq, seg->h.seq + 1, __ATOMIC_RELEASE);
+}
+
+static void *refresh_thread(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&seg_lock);
+	while (!stopped) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += REFRESH_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&stop_cond, &seg_lock, &until);
+		if (!stopped)
+			refresh(0);
+	}
+	pthread_mutex_unlock(&seg_lock);
+	return NULL;
+}
+
+/* The exit summary, from the segment just written. */
+static void print_summary(void)
+{
+	struct ltx_statseg_view v;
+	FILE *out = stderr;
+
+	/* A process that never used ltx (a shell the program runs, with
+	 * the environment inherited) has nothing to say. */
+	if (ltx_statseg_parse(seg, sizeof(*seg), &v) != LTX_STATSEG_OK ||
+	    v.c->threads == 0)
+		return;
+	if (ltx_config.stats_file[0] != '\0') {
+		out = fopen(ltx_config.stats_file, "w");
+		if (out == NULL) {
+			fprintf(stderr, "ltx: LTX_STATS_FILE: cannot open %s: "
+				"%s; summary on stderr\n",
+				ltx_config.stats_file, strerror(errno));
+			out = stderr;
+		}
+	}
+	ltx_statseg_print(out, &v, NULL, NULL);
+	if (out != stderr)
+		fclose(out);
+	else
+		fflush(out);
+}
+
+static void at_exit(void)
+{
+	pthread_mutex_lock(&seg_lock);
+	if (seg == NULL || stopped) {
+		pthread_mutex_unlock(&seg_lock);
+		return;
+	}
+	stopped = true;
+	pthread_cond_signal(&stop_cond);
+	refresh(LTX_STATSEG_FINAL);
+	if (!keep_at_exit) {
+		print_summary();
+		shm_unlink(seg_name);
+	}
+	pthread_mutex_unlock(&seg_lock);
+}
+
+static void read_command(char *buf, size_t len)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	while (n > 0 && buf[n - 1] == '\0')
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+}
+
+static void start_once(void)
+{
+	const char *keep = getenv("LTX_STATS_KEEP");
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t thread;
+	void *p;
+	int fd;
+
+	snprintf(seg_name, sizeof(seg_name), "/ltx.%ld", (long)getpid());
+	fd = shm_open(seg_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		/* Left by an earlier process with our pid, now dead. */
+		shm_unlink(seg_name);
+		fd = shm_open(seg_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+			      0600);
+	}
+	if (fd < 0) {
+		fprintf(stderr, "ltx: LTX_STATS: cannot create /dev/shm%s: "
+			"%s\n", seg_name, strerror(errno));
+		return;
+	}
+	if (ftruncate(fd, sizeof(*seg)) != 0 ||
+	    (p = mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE, MAP_SHARED,
+		      fd, 0)) == MAP_FAILED) {
+		fprintf(stderr, "ltx: LTX_STATS: cannot map /dev/shm%s: %s\n",
+			seg_name, strerror(errno));
+		close(fd);
+		shm_unlink(seg_name);
+		return;
+	}
+	close(fd);
+	keep_at_exit = keep != NULL && atol(keep) == (long)getpid();
+	start_cycles = ltx_cycles();
+	start_mono_ns = now_ns(CLOCK_MONOTONIC);
+
+	pthread_mutex_lock(&seg_lock);
+	seg = p;
+	seg->h.seq = 1; /* odd until the first refresh */
+	seg->h.magic = LTX_STATSEG_MAGIC;
+	seg->h.version = LTX_STATSEG_VERSION;
+	seg->h.header_size = sizeof(seg->h);
+	seg->h.size = sizeof(*seg);
+	seg->h.pid = getpid();
+	seg->h.level = (uint32_t)ltx_config.stats;
+	seg->h.start_ns = now_ns(CLOCK_REALTIME);
+	seg->h.counters_off = offsetof(struct ltx_statseg, c);
+	seg->h.counters_size = sizeof(seg->c);
+	seg->h.sites_off = offsetof(struct ltx_statseg, sites);
+	seg->h.site_size = sizeof(seg->sites[0]);
+	seg->h.nsites_max = LTX_STATSEG_SITES;
+	seg->h.objs_off = offsetof(struct ltx_statseg, objs);
+	seg->h.obj_size = sizeof(seg->objs[0]);
+	seg->h.nobjs_max = LTX_STATSEG_OBJS;
+	read_command(seg->h.command, sizeof(seg->h.command));
+	seg->h.seq = 0;
+	refresh(0);
+	pthread_mutex_unlock(&seg_lock);
+	atexit(at_exit);
+
+	/* The refresh thread takes none of the program's signals. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&thread, &attr, refresh_thread, NULL) != 0)
+		fprintf(stderr, "ltx: LTX_STATS: no refresh thread; the "
+			"segment is written at exit only\n");
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void ltx_statseg_start(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, start_once);
+}

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/* The statistics segment /dev/shm/ltx.<pid>: layout, writer and reader. */
+#ifndef LTX_RT_STATSEG_H
+#define LTX_RT_STATSEG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * Layout, version 1 (documented in ltx(7), man/ltx-stats.txt).  All fields
+ * are little-endian, naturally aligned, at fixed offsets; a header first,
+ * then the areas it points to (offsets from the start of the segment):
+ *
+ *   header    struct ltx_statseg_header
+ *   counters  struct ltx_statseg_counters (process totals)
+ *   sites     nsites x struct ltx_statseg_site (top abort sites, by count)
+ *   objects   nobjs x struct ltx_statseg_obj (objects the frames are in)
+ *
+ * Synchronization: one writer, the process itself (its refresh thread, and
+ * its exit handler, serialized by a mutex), any number of readers in other
+ * processes.  The writer makes seq odd, rewrites everything after the
+ * header's fixed part, then makes seq even again (a seqlock: release
+ * stores; readers copy the segment and accept the copy only if seq was even
+ * and unchanged around it).  A reader must still check the copy, as
+ * ltx_statseg_parse does: the writer may be another version, or buggy.
+ */
+#define LTX_STATSEG_MAGIC 0x5354415453585400ull /* "\0TXSTATS" read LE */
+#define LTX_STATSEG_VERSION 1
+
+#define LTX_STATSEG_CAUSES 16
+#define LTX_STATSEG_HIST 16
+#define LTX_STATSEG_SITES 32
+#define LTX_STATSEG_FRAMES 9 /* the site, then up to 8 callers */
+#define LTX_STATSEG_OBJS 16
+
+/* header.flags */
+#define LTX_STATSEG_FINAL 1u /* the process has exited: figures are final */
+
+struct ltx_statseg_header {
+	uint64_t magic;		/* LTX_STATSEG_MAGIC */
+	uint32_t version;	/* LTX_STATSEG_VERSION */
+	uint32_t header_size;	/* sizeof(struct ltx_statseg_header) */
+	uint64_t size;		/* bytes of the whole segment */
+	uint64_t seq;		/* seqlock: odd while being rewritten */
+	int64_t pid;		/* the process */
+	uint32_t flags;		/* LTX_STATSEG_* */
+	uint32_t level;		/* LTX_STATS: 1, or 2 for stacks */
+	uint64_t start_ns;	/* CLOCK_REALTIME when statistics began */
+	uint64_t update_ns;	/* CLOCK_REALTIME of the last refresh */
+	uint64_t refreshes;	/* refreshes so far */
+	uint64_t tsc_hz;	/* cycle counter ticks per second (estimate) */
+	uint32_t counters_off;	/* offset of struct ltx_statseg_counters */
+	uint32_t counters_size; /* its size */
+	uint32_t sites_off;	/* offset of the site table */
+	uint32_t site_size;	/* sizeof(struct ltx_statseg_site) */
+	uint32_t nsites_max;	/* entries the table has room for */
+	uint32_t nsites;	/* entries in use, most frequent first */
+	uint32_t objs_off;	/* offset of the object table */
+	uint32_t obj_size;	/* sizeof(struct ltx_statseg_obj) */
+	uint32_t nobjs_max;
+	uint32_t nobjs;
+	char command[256];	/* the command line, NUL-terminated */
+};
+
+/* Process totals: the sums over every thread that used ltx. */
+struct ltx_statseg_counters {
+	uint64_t threads; /* descriptors created (threads that used ltx) */
+	uint64_t commits_ro;
+	uint64_t commits_rw;
+	uint64_t aborts;
+	uint64_t abort_cause[LTX_STATSEG_CAUSES]; /* by TM_ABORT_* bit */
+	uint64_t conflicts_read;
+	uint64_t conflicts_write;
+	uint64_t conflicts_upgrade;
+	uint64_t irrevocable;
+	uint64_t serial;
+	uint64_t backoff_cycles;
+	uint64_t sites_dropped;
+	uint64_t retries_hist[LTX_STATSEG_HIST];
+	uint64_t reads_hist[LTX_STATSEG_HIST];
+	uint64_t writes_hist[LTX_STATSEG_HIST];
+	uint64_t bus_t_read;
+	uint64_t bus_t_rfo;
+	uint64_t bus_busy;
+	uint64_t bus_writeback;
+};
+
+/* One frame: an address, where it is, and its symbol if the process knew. */
+struct ltx_statseg_frame {
+	uint64_t pc;	/* return address in the process */
+	uint64_t off;	/* pc - object base (or pc, for ET_EXEC objects) */
+	int32_t obj;	/* index in the object table, or -1 */
+	uint32_t pad;
+	char func[80];	/* "name+0xoff" from dladdr, or "" */
+};
+
+/* An abort site: where the failing tm_* call was made, and its callers. */
+struct ltx_statseg_site {
+	uint64_t count;	  /* aborts attributed to this site */
+	uint32_t kind;	  /* enum ltx_site_kind (rt/stats.h), 0 to 5 */
+	uint32_t cause;	  /* TM_ABORT_* bits seen here */
+	uint32_t nframes; /* 1 to LTX_STATSEG_FRAMES */
+	uint32_t pad;
+	struct ltx_statseg_frame frames[LTX_STATSEG_FRAMES];
+};
+
+struct ltx_statseg_obj {
+	uint64_t base;	  /* load address */
+	uint32_t is_exec; /* ET_EXEC: addresses are absolute */
+	uint32_t pad;
+	char path[240];	  /* file name, NUL-terminated */
+};
+
+/* The whole segment, as the writer lays it out. */
+struct ltx_statseg {
+	struct ltx_statseg_header h;
+	struct ltx_statseg_counters c;
+	struct ltx_statseg_site sites[LTX_STATSEG_SITES];
+	struct ltx_statseg_obj objs[LTX_STATSEG_OBJS];
+};
+
+/* ---- reader (statseg-read.c, also compiled into ltxstat) ---- */
+
+enum ltx_statseg_error {
+	LTX_STATSEG_OK = 0,
+	LTX_STATSEG_ETRUNC = 1,	  /* shorter than its header says */
+	LTX_STATSEG_EMAGIC = 2,	  /* not an ltx statistics segment */
+	LTX_STATSEG_EVERSION = 3, /* another layout version */
+	LTX_STATSEG_ECORRUPT = 4, /* inconsistent fields */
+	LTX_STATSEG_EBUSY = 5,	  /* being rewritten (seq odd): read again */
+};
+
+/* A checked segment: pointers into the buffer that was parsed. */
+struct ltx_statseg_view {
+	const struct ltx_statseg_header *h;
+	const struct ltx_statseg_counters *c;
+	const struct ltx_statseg_site *sites;
+	const struct ltx_statseg_obj *objs;
+	uint32_t nsites, nobjs;
+	uint32_t version; /* set even when the version is refused */
+};
+
+/*
+ * ltx_statseg_parse: check that buf[0, len) is a complete, consistent
+ * version-1 segment and fill *view with pointers into it.  Never reads
+ * outside the buffer, whatever it holds (buf must be 8-byte aligned).
+ * Returns LTX_STATSEG_OK or an enum ltx_statseg_error.
+ */
+int ltx_statseg_parse(const void *buf, size_t len,
+		      struct ltx_statseg_view *view);
+
+/* ltx_statseg_strerror: a short phrase for an enum ltx_statseg_error. */
+const char *ltx_statseg_strerror(int err);
+
+/*
+ * ltx_statseg_resolve_fn: optional symbolizer for reports: writes
+ * "function at file:line" for frame f into buf, or returns 0 to keep the
+ * segment's own name.
+ */
+typedef int (*ltx_statseg_resolve_fn)(void *ctx,
+				      const struct ltx_statseg_view *v,
+				      const struct ltx_statseg_frame *f,
+				      char *buf, size_t len);
+
+/* ltx_statseg_print: the summary table of ltxstat(1) and LTX_STATS=1. */
+void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
+		       ltx_statseg_resolve_fn resolve, void *ctx);
+
+/* ltx_statseg_print_json: the same as one JSON object and a newline. */
+void ltx_statseg_print_json(FILE *out, const struct ltx_statseg_view *v,
+			    ltx_statseg_resolve_fn resolve, void *ctx);
+
+/* Names of a TM_ABORT_* bit and an enum ltx_site_kind ("bit12" if none). */
+const char *ltx_statseg_cause_name(unsigned bit, char *buf, size_t len);
+const char *ltx_statseg_kind_name(unsigned kind);
+
+/* ---- writer (statseg.c, in the library) ---- */
+
+/*
+ * ltx_statseg_start: create /dev/shm/ltx.<pid> and the thread that
+ * refreshes it every 100 ms; register the exit handler that writes the
+ * final figures, prints the summary and removes the segment.  Idempotent.
+ */
+void ltx_statseg_start(void);
+
+#endif /* LTX_RT_STATSEG_H */

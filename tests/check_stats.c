@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/* Statistics: tm_stats_get counts, and the segment reader on bad input. */
+#include <ltx/tm.h>
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt/statseg.h"
+
+static tm_word_t cell;
+
+START_TEST(test_stats_count_commits_and_explicit_aborts)
+{
+	struct tm_stats a = { .size = sizeof(a) }, b = { .size = sizeof(b) };
+
+	ck_assert_int_eq(tm_stats_get(&a), 0);
+	for (int i = 0; i < 10; i++) {
+		tm_st(&cell, (tm_word_t)i);
+		ck_assert(tm_commit());
+	}
+	for (int i = 0; i < 5; i++) {
+		(void)tm_lt(&cell);
+		ck_assert(tm_commit());
+	}
+	for (int i = 0; i < 3; i++) {
+		tm_st(&cell, 1);
+		tm_abort();
+	}
+	ck_assert_int_eq(tm_stats_get(&b), 0);
+	ck_assert_uint_eq(b.commits_rw - a.commits_rw, 10);
+	ck_assert_uint_eq(b.commits_ro - a.commits_ro, 5);
+	ck_assert_uint_eq(b.commits - a.commits, 15);
+	ck_assert_uint_eq(b.aborts - a.aborts, 3);
+	ck_assert_uint_eq(b.abort_cause[0] - a.abort_cause[0], 3);
+	ck_assert_uint_eq(b.size, sizeof(b));
+}
+END_TEST
+
+START_TEST(test_stats_get_rejects_small_size)
+{
+	struct tm_stats s = { .size = 1 };
+
+	ck_assert_int_eq(tm_stats_get(&s), -1);
+	ck_assert_int_eq(tm_stats_get(NULL), -1);
+}
+END_TEST
+
+/* A valid, empty segment laid out as the writer does. */
+static void make_segment(struct ltx_statseg *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->h.magic = LTX_STATSEG_MAGIC;
+	s->h.version = LTX_STATSEG_VERSION;
+	s->h.header_size = sizeof(s->h);
+	s->h.size = sizeof(*s);
+	s->h.pid = 1;
+	s->h.counters_off = offsetof(struct ltx_statseg, c);
+	s->h.counters_size = sizeof(s->c);
+	s->h.sites_off = offsetof(struct ltx_statseg, sites);
+	s->h.site_size = sizeof(s->sites[0]);
+	s->h.nsites_max = LTX_STATSEG_SITES;
+	s->h.objs_off = offsetof(struct ltx_statseg, objs);
+	s->h.obj_size = sizeof(s->objs[0]);
+	s->h.nobjs_max = LTX_STATSEG_OBJS;
+	s->h.nsites = 1;
+	s->sites[0].nframes = 1;
+	s->sites[0].frames[0].obj = -1;
+}
+
+START_TEST(test_statseg_parse_accepts_valid_rejects_bad)
+{
+	struct ltx_statseg *s = aligned_alloc(8, sizeof(*s));
+	struct ltx_statseg_view v;
+
+	make_segment(s);
+	ck_assert_int_eq(ltx_statseg_parse(s, sizeof(*s), &v), LTX_STATSEG_OK);
+	ck_assert_int_eq(ltx_statseg_parse(s, sizeof(*s) - 1, &v),
+			 LTX_STATSEG_ETRUNC);
+	ck_assert_int_eq(ltx_statseg_parse(s, 4, &v), LTX_STATSEG_ETRUNC);
+	s->h.version = 2;
+	ck_assert_int_eq(ltx_statseg_parse(s, sizeof(*s), &v),
+			 LTX_STATSEG_EVERSION);
+	make_segment(s);
+	s->h.magic ^= 1;
+	ck_assert_int_eq(ltx_statseg_parse(s, sizeof(*s), &v),
+			 LTX_STATSEG_EMAGIC);
+	make_segment(s);
+	s->h.sites_off = 0xfffffff0u;
+	ck_assert_int_eq(ltx_statseg_parse(s, sizeof(*s), &v),
+			 LTX_STATSEG_ECORRUPT);
+	make_segment(s);
+	s->sites[0].frames[0].obj = 3; /* no such object */
+	ck_assert_int_eq(ltx_statseg_parse(s, sizeof(*s), &v),
+			 LTX_STATSEG_ECORRUPT);
+	make_segment(s);
+	memset(s->h.command, 'x', sizeof(s->h.command)); /* no NUL */
+	ck_assert_int_eq(ltx_statseg_parse(s, sizeof(*s), &v),
+			 LTX_STATSEG_ECORRUPT);
+	free(s);
+}
+END_TEST
+
+/*
+ * Fuzz: random bytes over random fields of a valid segment, and random
+ * lengths.  The parser must either refuse it or accept a view whose every
+ * pointer and count stays inside the buffer (printed to /dev/null, which
+ * reads every field it points to; ASan or valgrind catch any overrun).
+ */
+START_TEST(test_statseg_parse_survives_corrupt_segments)
+{
+	struct ltx_statseg *s = aligned_alloc(8, sizeof(*s));
+	FILE *null = fopen("/dev/null", "w");
+	unsigned seed = 12345;
+	int ok = 0;
+
+	ck_assert_ptr_nonnull(null);
+	for (int round = 0; round < 20000; round++) {
+		struct ltx_statseg_view v;
+		unsigned char *p = (unsigned char *)s;
+		size_t len = sizeof(*s);
+		int flips = 1 + rand_r(&seed) % 8;
+
+		make_segment(s);
+		for (int f = 0; f < flips; f++) {
+			/* Mostly the header, where the offsets are. */
+			size_t at = (size_t)rand_r(&seed) %
+				    (rand_r(&seed) % 4 ? 160 : len);
+			p[at] = (unsigned char)rand_r(&seed);
+		}
+		if (rand_r(&seed) % 4 == 0)
+			len = (size_t)rand_r(&seed) % (sizeof(*s) + 1) & ~7u;
+		if (ltx_statseg_parse(s, len, &v) != LTX_STATSEG_OK)
+			continue;
+		ok++;
+		ck_assert((const char *)v.c + sizeof(*v.c) <=
+			  (const char *)s + len);
+		ck_assert((const char *)(v.sites + v.nsites) <=
+			  (const char *)s + len);
+		ck_assert((const char *)(v.objs + v.nobjs) <=
+			  (const char *)s + len);
+		ltx_statseg_print(null, &v, NULL, NULL);
+		ltx_statseg_print_json(null, &v, NULL, NULL);
+	}
+	ck_assert_int_gt(ok, 0); /* harmless flips are still accepted */
+	fclose(null);
+	free(s);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("stats");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_stats_count_commits_and_explicit_aborts);
+	tcase_add_test(tc, test_stats_get_rejects_small_size);
+	tcase_add_test(tc, test_statseg_parse_accepts_valid_rejects_bad);
+	tcase_add_test(tc, test_statseg_parse_survives_corrupt_segments);
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,53 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# ltxstat(1) end to end: counts match the program's own, -p follows a live
+# process, and each kind of bad input gets its documented exit status.
+set -u
+B=${abs_top_builddir:-$(cd .. && pwd)}
+LTXSTAT="$B/tools/ltxstat/ltxstat"
+LIFO="$B/tools/examples/lifo"
+LIB="$B/src/.libs/libltx.so.0"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# 1. Run mode: the committed transactions the program counted itself.
+"$LTXSTAT" --lib "$LIB" --json -o "$T/j" -- "$LIFO" 2 5000 >"$T/out" ||
+	fail "ltxstat -- lifo exited $?"
+want=$(sed -n 's/^lifo: \([0-9]*\) transactions committed$/\1/p' "$T/out")
+got=$(sed -n 's/.*"commits":\([0-9]*\),.*/\1/p' "$T/j" | head -1)
+[ -n "$want" ] && [ "$want" = "$got" ] || fail "commits: lifo $want, ltxstat $got"
+"$LTXSTAT" --lib "$LIB" -o "$T/txt" -- "$LIFO" 2 2000 >/dev/null ||
+	fail "text summary"
+grep -q ' 8,000  commits' "$T/txt" || fail "text summary lacks the commits"
+
+# 2. Exit status passthrough.
+"$LTXSTAT" --lib "$LIB" -- sh -c 'exit 3' 2>/dev/null
+[ $? -eq 3 ] || fail "exit status not passed through"
+
+# 3. -p on a running program (LTX_STATS=1 publishes the segment).
+LTX_STATS=1 LTX_STATS_FILE=/dev/null "$B/tools/examples/bank" 1 100000000 64 \
+	>/dev/null &
+pid=$!
+sleep 1
+"$LTXSTAT" -p $pid 1 2 >"$T/p" || fail "ltxstat -p exited $?"
+kill $pid 2>/dev/null
+wait $pid 2>/dev/null
+[ "$(grep -c '^ *[0-9]' "$T/p")" -ge 1 ] || fail "ltxstat -p printed no line"
+rates=$(awk 'NR>1 { print $1 }' "$T/p" | head -1)
+[ "${rates:-0}" -gt 0 ] 2>/dev/null || fail "ltxstat -p saw no commits"
+
+# 4. Bad input: each a distinct documented status.
+"$LTXSTAT" --bogus 2>/dev/null; [ $? -eq 2 ] || fail "unknown option"
+"$LTXSTAT" 2>/dev/null; [ $? -eq 2 ] || fail "no program"
+"$LTXSTAT" -p 2147483646 2>/dev/null; [ $? -eq 3 ] || fail "no such pid"
+"$LTXSTAT" -p $$ 2>/dev/null; [ $? -eq 4 ] || fail "process without ltx"
+"$LTXSTAT" -- /nonexistent/prog 2>/dev/null; [ $? -eq 127 ] || fail "not found"
+"$LTXSTAT" -- "$T" 2>/dev/null; [ $? -eq 126 ] || fail "not executable"
+# A corrupt and a foreign-version segment of a live process (this shell).
+printf 'garbage' >/dev/shm/ltx.$$
+"$LTXSTAT" -p $$ 2>"$T/e"; st=$?
+rm -f /dev/shm/ltx.$$
+[ $st -eq 5 ] || fail "corrupt segment: status $st"
+grep -q 'ltxstat: ' "$T/e" || fail "no message for a corrupt segment"
+echo "ltxstat-test: OK"
