@@ -435,27 +435,39 @@ commit_live(struct ltx_tx *tx, bool extras)
  * statistics on, read-only commits come here too (see ltx_stats_arm); they
  * are counted at once, without the full commit's calls.
  */
+bool ltx_tx_commit_counted_ro(struct ltx_tx *tx)
+{
+	uint64_t nr, gen;
+
+	if (!(tx->limit != 0 && tx->ws_next == tx->ws_base &&
+	      tx->nactions == tx->actions_keep))
+		return false;
+	nr = (uint64_t)(tx->rs_next - tx->rs_base);
+	gen = tx->stats_gen;
+	/* ltx_stats_write_begin/end, inlined (rt/stats.c). */
+	__atomic_store_n(&tx->stats_gen, gen + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	tx->stats.commits_ro++;
+	tx->stats.retries_hist[ltx_stats_bucket(tx->consec_aborts)]++;
+	tx->stats.reads_hist[ltx_stats_bucket(nr)]++;
+	tx->stats.writes_hist[0]++;
+	__atomic_store_n(&tx->stats_gen, gen + 2, __ATOMIC_RELEASE);
+	tx->rs_next = tx->rs_base;
+	tx->limit = 0;
+	tx->end_state = 0;
+	store_status(tx, LTX_IDLE); /* limit != 0: the invisible mode */
+	return true;
+}
+
+/*
+ * Out of line, so that the common commit saves no more registers.  With
+ * statistics on, read-only commits normally take ltx_tx_commit_counted_ro
+ * from tm_commit; the ones that reach here are counted as well.
+ */
 static __attribute__((noinline)) bool commit_with_extras(struct ltx_tx *tx)
 {
-	if (tx->stats_on && tx->nactions == tx->actions_keep &&
-	    tx->limit != 0 && tx->ws_next == tx->ws_base) {
-		uint64_t nr = (uint64_t)(tx->rs_next - tx->rs_base);
-		uint64_t gen = tx->stats_gen;
-
-		/* ltx_stats_write_begin/end, inlined (rt/stats.c). */
-		__atomic_store_n(&tx->stats_gen, gen + 1, __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		tx->stats.commits_ro++;
-		tx->stats.retries_hist[ltx_stats_bucket(tx->consec_aborts)]++;
-		tx->stats.reads_hist[ltx_stats_bucket(nr)]++;
-		tx->stats.writes_hist[0]++;
-		__atomic_store_n(&tx->stats_gen, gen + 2, __ATOMIC_RELEASE);
-		tx->rs_next = tx->rs_base;
-		tx->limit = 0;
-		tx->end_state = 0;
-		store_status(tx, idle_status());
+	if (tx->stats_on && ltx_tx_commit_counted_ro(tx))
 		return true;
-	}
 	return commit_live(tx, true);
 }
 

@@ -83,6 +83,13 @@ ltx_tx_fast_commit(struct ltx_tx *tx)
 	return true;
 }
 
+/*
+ * ltx_tx_commit_counted_ro: with statistics on, COMMIT of a live read-only
+ * invisible-mode transaction, counted with its histograms.  Returns false
+ * (nothing done) for any other transaction.
+ */
+bool ltx_tx_commit_counted_ro(struct ltx_tx *tx);
+
 /* ltx_tx_mode_changed: the mode setting changed; re-arm this thread's
  * idle descriptor for it. */
 void ltx_tx_mode_changed(void);
