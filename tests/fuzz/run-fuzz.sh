@@ -8,7 +8,7 @@
 # A target NAME is tests/fuzz/fuzz_NAME.c with its seed corpus in
 # tests/fuzz/corpus/NAME/ and an optional dictionary tests/fuzz/NAME.dict.
 # To add one, add its name here:
-TARGETS="config"
+TARGETS="config statseg"
 #
 # Each run leaves NAME.log and an automake-style NAME.trs in the build
 # folder, so .ci/summarize counts each target as one test.
