@@ -297,7 +297,8 @@ static unsigned inv_validate(struct ltx_tx *tx)
 
 /*
  * Write the dirty bytes of w back to memory (release stores: see the top).
- * Usually every dirty word is dirty whole (ST of aligned words): then each
+ * Most often one aligned word was stored (one ST to the line); else,
+ * usually every dirty word is dirty whole (ST of aligned words): then each
  * byte of the mask is 0x00 or 0xff, which spreading the low bit of each
  * byte reproduces, and the words are stored whole.
  */
@@ -305,9 +306,15 @@ static inline void write_back(const struct ltx_wentry *w, uint64_t m)
 {
 	const uint64_t low_bits = 0x0101010101010101ull;
 	uint64_t *line = (uint64_t *)w->line;
+	unsigned first = (unsigned)__builtin_ctzll(m);
 	uint64_t words = m & low_bits;
 
-	if (ltx_likely(words * 0xff == m)) {
+	if (ltx_likely((m >> first) == 0xff && (first & 7) == 0)) {
+		__atomic_store_n(&line[first >> 3], w->data[first >> 3],
+				 __ATOMIC_RELEASE);
+		return;
+	}
+	if (words * 0xff == m) {
 		do {
 			unsigned i = (unsigned)__builtin_ctzll(words) >> 3;
 
