@@ -3,6 +3,7 @@
 #ifndef LTX_TM_H
 #define LTX_TM_H
 
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -145,6 +146,61 @@ struct tm_stats {
  * or -1 with errno EINVAL (out NULL or out->size too small).
  */
 int tm_stats_get(struct tm_stats *out);
+ * Restartable blocks, retry and irrevocability: see TM_ATOMIC(3) and
+ * tm_irrevocable(3).
+ *
+ *	TM_ATOMIC {
+ *		tm_word_t a = tm_lt(&from->balance);
+ *		tm_st(&from->balance, a - n);
+ *		tm_st(&to->balance, tm_lt(&to->balance) + n);
+ *	}
+ *
+ * The body runs as one transaction, committed at the end of the block; if
+ * the transaction aborts (a conflict, a signal, a fault caused by
+ * inconsistent data) the body runs again from the top, until it commits.
+ * Inside, tm_retry() restarts the block and tm_abort() leaves it (jumping
+ * past it, its stores discarded).  Local variables of the enclosing
+ * function that the body modifies have indeterminate values after a
+ * restart unless they are volatile, as after longjmp(3).  A TM_ATOMIC
+ * inside another runs as part of the outer transaction (flat nesting).
+ * Leaving the body with break, continue, return or goto commits the
+ * transaction (restarting the block if that fails); leaving it with
+ * longjmp is not allowed.  C only (not C++: the restart skips destructors).
+ */
+struct tm__atomic {
+	void *tm__link[2];	/* ltx's checkpoint header (private) */
+	volatile int tm__state; /* private */
+	jmp_buf tm__buf;	/* the restart point */
+};
+
+int tm__atomic_begin(struct tm__atomic *a);
+void tm__atomic_end(struct tm__atomic *a);
+void tm__atomic_restarted(struct tm__atomic *a);
+void tm__atomic_cleanup(struct tm__atomic *a);
+
+/* setjmp, not sigsetjmp: glibc's saves no signal mask (no system call). */
+#define TM_ATOMIC                                                             \
+	for (struct tm__atomic tm__a                                          \
+	     __attribute__((cleanup(tm__atomic_cleanup))) = { .tm__state = 0 }; \
+	     tm__atomic_begin(&tm__a); tm__atomic_end(&tm__a))               \
+		if (setjmp(tm__a.tm__buf) != 0)                               \
+			tm__atomic_restarted(&tm__a);                         \
+		else
+
+/*
+ * tm_retry: abort the transaction (TM_ABORT_EXPLICIT|TM_ABORT_RETRY) and
+ * apply backoff; inside TM_ATOMIC, restart the block (never returns).
+ */
+void tm_retry(void);
+
+/*
+ * tm_irrevocable: make the current transaction irrevocable (beginning one
+ * if none is open): it becomes the only one that can commit updates until
+ * it ends, and it never aborts from then on, so it may do I/O and system
+ * calls.  Returns true if it is now irrevocable; false if it was doomed
+ * (inside TM_ATOMIC the block then restarts instead of returning).
+ */
+bool tm_irrevocable(void);
 
 /* Type-generic forms for 1, 2, 4 and 8 byte integers and pointers. */
 #define TM__SIZE_OK(lv)                                                       \

@@ -12,6 +12,7 @@
 #include "cd/invisible.h"
 #include "cd/orec.h"
 #include "rt/config.h"
+#include "rt/signal.h"
 #include "tx/tx.h"
 
 #define WORD_MASK ((uintptr_t)sizeof(uint64_t) - 1)
@@ -20,6 +21,7 @@ __attribute__((constructor)) static void load_config(void)
 {
 	ltx_config_from_env();
 	ltx_stats_init();
+	ltx_signal_init();
 }
 
 /* LT or LTX of the aligned word at a: the fast path, else the full one. */

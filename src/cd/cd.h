@@ -37,6 +37,19 @@ struct ltx_cd_ops {
 	/* release: drop every line held and empty the read and write sets,
 	 * publishing nothing.  Idempotent. */
 	void (*release)(struct ltx_tx *tx);
+	/* valid_now: whether a live transaction's reads all still hold.
+	 * Called from the fault handler on the owner's thread, at any
+	 * instruction: loads only, no allocation, no lock.  NULL: the mode
+	 * only knows what status says (the fault sandbox then treats a live
+	 * transaction as valid). */
+	bool (*valid_now)(const struct ltx_tx *tx);
+	/* make_irrevocable: called with tx->irrevocable set (the serial
+	 * token held): make every line tx read so far safe from other
+	 * commits (take it), and from now on never doom tx on a conflict
+	 * (wait for the holder to let go: it is not irrevocable, so it
+	 * never waits itself).  0, or a cause if a read already changed or
+	 * is held (no waiting: tx may hold lines its holder waits for). */
+	unsigned (*make_irrevocable)(struct ltx_tx *tx);
 };
 
 extern const struct ltx_cd_ops ltx_cd_invisible;

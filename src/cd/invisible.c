@@ -8,6 +8,8 @@
 #include "cd/cd.h"
 #include "cd/invisible.h"
 #include "cd/orec.h"
+#include "tx/serial.h"
+#include "tx/tx.h"
 
 /*
  * The complete operations of the invisible mode; cd/invisible.h has the
@@ -91,6 +93,8 @@ static bool extend(struct ltx_tx *tx)
 {
 	uintptr_t now = __atomic_load_n(&ltx_clock, __ATOMIC_ACQUIRE);
 
+	if (tx->irrevocable)
+		return true; /* owns what it read; limit stays 0 */
 	if (!reads_valid(tx))
 		return false;
 	tx->snapshot = now;
@@ -124,7 +128,8 @@ static bool grow_writes(struct ltx_tx *tx)
 	size_t used = (size_t)(tx->ws_next - tx->ws_base);
 	struct ltx_wentry *p;
 
-	if (posix_memalign((void **)&p, LTX_LINE_SIZE, 2 * n * sizeof(*p)))
+	if (tx->no_alloc ||
+	    posix_memalign((void **)&p, LTX_LINE_SIZE, 2 * n * sizeof(*p)))
 		return false;
 	memcpy(p, tx->ws_base, used * sizeof(*p));
 	for (size_t i = 0; i < used; i++)
@@ -161,6 +166,38 @@ static struct ltx_wentry *chain_entry(struct ltx_tx *tx, uint32_t head,
 }
 
 /*
+ * Lock orec, seen unlocked at v, for a new head entry of line (0: a line
+ * read before the transaction became irrevocable, whose address the read
+ * set does not keep: it never matches a real line, and its entry only
+ * releases the orec).  Returns the entry; NULL with *cause unset if the
+ * orec changed (look again), set if out of memory.
+ */
+static struct ltx_wentry *lock_orec(struct ltx_tx *tx, uintptr_t *orec,
+				    uintptr_t v, uintptr_t line,
+				    unsigned *cause)
+{
+	struct ltx_wentry *w;
+
+	if (tx->ws_next == tx->ws_end && !grow_writes(tx)) {
+		*cause = TM_ABORT_NOMEM | TM_ABORT_CAPACITY;
+		return NULL;
+	}
+	w = tx->ws_next;
+	/* Acquire: as in ltx_inv_fast_acquire. */
+	if (!__atomic_compare_exchange_n(orec, &v,
+					 (uintptr_t)w | LTX_OREC_LOCKED, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return NULL;
+	tx->ws_next = w + 1;
+	w->line = line;
+	w->orec = orec;
+	w->old_version = v;
+	w->link = 0;
+	w->mask = 0;
+	return w;
+}
+
+/*
  * The entry of the line holding addr, taking the line in E if needed.
  * Returns NULL with *cause set when the line is held by another
  * transaction, its version is too new for an unextendable snapshot, or
@@ -171,13 +208,27 @@ static struct ltx_wentry *acquire(struct ltx_tx *tx, const void *addr,
 {
 	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
 	uintptr_t line = (uintptr_t)addr & ~LTX_LINE_MASK;
+	unsigned spins = 0;
 
 	for (;;) {
 		uintptr_t v = __atomic_load_n(orec, __ATOMIC_RELAXED);
 		struct ltx_wentry *w, *h;
 
+		if (tx->irrevocable && !(v & LTX_OREC_LOCKED)) {
+			/* Any unlocked version is fine: see lock_orec. */
+			w = lock_orec(tx, orec, v, line, cause);
+			if (w != NULL || *cause != 0)
+				return w;
+			continue;
+		}
+
 		if (v & LTX_OREC_LOCKED) {
 			h = owned_head(tx, v);
+			if (h == NULL && tx->irrevocable) {
+				/* The holder cannot commit: it will let go. */
+				ltx_serial_wait(&spins);
+				continue;
+			}
 			if (h == NULL) {
 				*cause = CONFLICT_CAUSE;
 				return NULL;
@@ -238,9 +289,12 @@ static uint64_t inv_load(struct ltx_tx *tx, const void *addr, bool excl,
 			 unsigned *cause)
 {
 	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
+	unsigned spins = 0;
 	uint64_t x;
 
-	if (excl) {
+	/* An irrevocable transaction takes every line it reads in E, so
+	 * that nothing it read can change before it commits. */
+	if (excl || tx->irrevocable) {
 		struct ltx_wentry *w = acquire(tx, addr, cause);
 
 		return w != NULL ? merged_word(w, addr) : 0;
@@ -251,6 +305,10 @@ static uint64_t inv_load(struct ltx_tx *tx, const void *addr, bool excl,
 		if (v & LTX_OREC_LOCKED) {
 			struct ltx_wentry *h = owned_head(tx, v), *w;
 
+			if (h == NULL && tx->irrevocable) {
+				ltx_serial_wait(&spins);
+				continue;
+			}
 			if (h == NULL) {
 				*cause = CONFLICT_CAUSE;
 				return 0;
@@ -268,7 +326,8 @@ static uint64_t inv_load(struct ltx_tx *tx, const void *addr, bool excl,
 			}
 			continue;
 		}
-		if (tx->rs_next == tx->rs_end && !grow_reads(tx)) {
+		if (tx->rs_next == tx->rs_end &&
+		    (tx->no_alloc || !grow_reads(tx))) {
 			*cause = TM_ABORT_NOMEM | TM_ABORT_CAPACITY;
 			return 0;
 		}
@@ -364,8 +423,23 @@ static unsigned inv_commit(struct ltx_tx *tx)
 		return 0;
 	}
 	ts = __atomic_add_fetch(&ltx_clock, 1, __ATOMIC_ACQ_REL);
-	if (ts != tx->snapshot + 1 && !reads_valid(tx))
+	/* An irrevocable transaction holds every line it read. */
+	if (ts != tx->snapshot + 1 && !tx->irrevocable && !reads_valid(tx))
 		return VALIDATE_CAUSE;
+	/*
+	 * The commit point.  A signal handler may have doomed the transaction
+	 * at any instruction up to here (it only flips status from ACTIVE to
+	 * DOOMED): honour it now.  From the store of LTX_COMMITTING on it is
+	 * too late, the transaction commits, and the handler leaves it alone
+	 * (the fault sandbox too: a fault while writing back is a real bug).
+	 * A doom landing between the load and the store is lost, as if the
+	 * signal had come just after the commit.
+	 */
+	if (ltx_unlikely(__atomic_load_n(&tx->status, __ATOMIC_RELAXED) !=
+			 LTX_ACTIVE))
+		return __atomic_load_n(&tx->cause, __ATOMIC_RELAXED) |
+		       TM_ABORT_SIGNAL;
+	__atomic_store_n(&tx->status, LTX_COMMITTING, __ATOMIC_RELAXED);
 	/*
 	 * Write back and release in one pass: an orec may be released once
 	 * the lines it covers are written back.  An orec covering several of
@@ -407,6 +481,45 @@ static void inv_release(struct ltx_tx *tx)
 	reset(tx);
 }
 
+/*
+ * Become irrevocable: take every line read so far in E.  A line read at a
+ * version the snapshot still covers and locked now at that same version
+ * cannot have changed in between.  Fails (no waiting: this transaction
+ * may hold lines others wait for) if one of them changed or is held.
+ * Afterwards limit is 0, so every operation takes the slow path, where
+ * reads take lines too, conflicts wait, and validation is trivial.
+ */
+static unsigned inv_make_irrevocable(struct ltx_tx *tx)
+{
+	unsigned cause = 0;
+
+	for (struct ltx_rentry *r = tx->rs_base; r < tx->rs_next; r++) {
+		for (;;) {
+			uintptr_t v = __atomic_load_n(r->orec, __ATOMIC_RELAXED);
+
+			if (v & LTX_OREC_LOCKED) {
+				if (owned_head(tx, v) == NULL)
+					return CONFLICT_CAUSE;
+				break;
+			}
+			if (v >= tx->limit)
+				return VALIDATE_CAUSE;
+			if (lock_orec(tx, r->orec, v, 0, &cause) != NULL)
+				break;
+			if (cause != 0)
+				return cause;
+		}
+	}
+	tx->limit = 0;
+	return 0;
+}
+
+/* For the fault handler: loads of orecs only (the table is never unmapped). */
+static bool inv_valid_now(const struct ltx_tx *tx)
+{
+	return reads_valid(tx);
+}
+
 const struct ltx_cd_ops ltx_cd_invisible = {
 	.name = "invisible",
 	.begin = inv_begin,
@@ -415,4 +528,6 @@ const struct ltx_cd_ops ltx_cd_invisible = {
 	.validate = inv_validate,
 	.commit = inv_commit,
 	.release = inv_release,
+	.valid_now = inv_valid_now,
+	.make_irrevocable = inv_make_irrevocable,
 };

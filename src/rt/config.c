@@ -14,6 +14,7 @@ struct ltx_config ltx_config = {
 	.mode = LTX_MODE_INVISIBLE,
 	.orec_bits = LTX_OREC_BITS_DEFAULT,
 	.backoff = { .policy = LTX_BACKOFF_EXP, .min = 64, .max = 65536 },
+	.serial_after = 100,
 };
 
 #define CYCLES_MAX ((uint64_t)1 << 40)
@@ -191,6 +192,23 @@ static void format_stats_file(const struct ltx_config *cfg, char *buf,
 			      size_t len)
 {
 	snprintf(buf, len, "%s", cfg->stats_file);
+/* LTX_SERIAL_AFTER: consecutive aborts before a transaction goes serial. */
+static const char *parse_serial_after(const char *value,
+				      struct ltx_config *cfg)
+{
+	uint64_t v;
+
+	if (!parse_number(value, value + strlen(value), 0, 1000000000, &v))
+		return "not an integer from 0 to 1000000000";
+	__atomic_store_n(&cfg->serial_after, (unsigned)v, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void format_serial_after(const struct ltx_config *cfg, char *buf,
+				size_t len)
+{
+	snprintf(buf, len, "%u",
+		 __atomic_load_n(&cfg->serial_after, __ATOMIC_RELAXED));
 }
 
 static const struct ltx_setting settings[] = {
@@ -206,6 +224,9 @@ static const struct ltx_setting settings[] = {
 	  format_stats },
 	{ "LTX_STATS_FILE", "a file name, or empty for stderr", "",
 	  LTX_SETTING_STARTUP, parse_stats_file, format_stats_file },
+	{ "LTX_SERIAL_AFTER",
+	  "an integer from 0 (never) to 1000000000", "100",
+	  LTX_SETTING_ANYTIME, parse_serial_after, format_serial_after },
 };
 
 const struct ltx_setting *ltx_config_find(const char *name)

@@ -25,6 +25,7 @@ struct ltx_config {
 	struct ltx_backoff_cfg backoff; /* applied by failing VALIDATE/COMMIT */
 	int stats;		       /* LTX_STATS: enum ltx_stats_level */
 	char stats_file[256];	       /* LTX_STATS_FILE: "" for stderr */
+	unsigned serial_after;	       /* aborts before going irrevocable */
 };
 
 extern struct ltx_config ltx_config;

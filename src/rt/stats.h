@@ -36,8 +36,8 @@ struct ltx_stats {
 	uint64_t conflicts_read;    /* LT found the line held by another */
 	uint64_t conflicts_write;   /* LTX/ST found the line held */
 	uint64_t conflicts_upgrade; /* ... a line this transaction had read */
-	uint64_t irrevocable;	   /* irrevocable runs (no such mode yet) */
-	uint64_t serial;	   /* serial runs (no such mode yet) */
+	uint64_t irrevocable;	   /* transactions made irrevocable */
+	uint64_t serial;	   /* ... of them by LTX_SERIAL_AFTER */
 	uint64_t sites_dropped;	   /* aborts whose site table was full */
 	uint64_t retries_hist[LTX_STATS_HIST]; /* failed tries per commit */
 	uint64_t reads_hist[LTX_STATS_HIST];   /* LT loads per commit */

@@ -21,6 +21,8 @@ enum ltx_status {
 	LTX_DOOMED = 2,	   /* failed: loads return 0, stores do nothing */
 	LTX_IDLE_SLOW = 3, /* as LTX_IDLE, but begin by the slow path (the
 			    * boot descriptor, modes without a fast path) */
+	LTX_COMMITTING = 4, /* past the commit point, writing back: signals
+			     * and the fault sandbox leave it alone */
 };
 
 static inline bool ltx_status_idle(int status)
@@ -155,6 +157,45 @@ struct ltx_tx {
 	unsigned actions_keep;	/* leading actions that never end (see
 				 * ltx_stats_arm: they route commits to the
 				 * slow path while statistics are on) */
+	/*
+	 * Checkpoints, signals and irrevocability (issue 4).  checkpoint is
+	 * the restart point of the outermost restartable block (TM_ATOMIC,
+	 * api/atomic.c; the libitm layer registers its own the same way):
+	 * while it is set, a doomed transaction is ended and restarted there
+	 * as soon as the transaction layer notices (any slow path), and a
+	 * fault in a doomed transaction restarts it from the fault handler.
+	 */
+	struct ltx_checkpoint *checkpoint;
+	unsigned atomic_depth;	   /* TM_ATOMIC blocks open (flat nesting) */
+	int irrevocable;	   /* holds the serial token (tx/serial.c) */
+	int no_alloc;		   /* a handler descriptor: never malloc */
+	struct ltx_tx *handler_tx; /* runs this thread's handler txs */
+	struct ltx_tx *parent;	   /* of a handler descriptor: the main one */
+};
+
+/*
+ * struct ltx_checkpoint: where a restartable block resumes.  restart(cp,
+ * cause) is called on the owning thread with the transaction doomed (not
+ * yet ended) or already ended, from ordinary code or from the fault
+ * handler (the signal mask already restored); it must not return.  It
+ * jumps back to the block, which then ends the transaction if it is still
+ * open (ltx_tx_rollback) and runs again, or leaves the block when cause is
+ * TM_ABORT_EXPLICIT without TM_ABORT_RETRY (tm_abort()).  arg is free for
+ * the owner's use.
+ *
+ * Rules for every conflict-detection mode (the visible one included):
+ * implement make_irrevocable (cd.h): an irrevocable transaction holds
+ * every line it has read or written, never dooms itself on a conflict and
+ * waits for the holder instead (holders are never irrevocable, and
+ * ordinary transactions never wait, so the wait ends); an update commit
+ * stores LTX_COMMITTING in status at its commit point, after checking that
+ * status is still LTX_ACTIVE (a signal may have doomed it).  A descriptor
+ * with no_alloc set must fail with TM_ABORT_CAPACITY rather than grow its
+ * logs (it runs in signal handlers).
+ */
+struct ltx_checkpoint {
+	void (*restart)(struct ltx_checkpoint *cp, unsigned cause);
+	void *arg;
 };
 
 /* The calling thread's descriptor (never NULL: see ltx_boot_tx). */
@@ -168,5 +209,13 @@ extern __thread struct ltx_tx *ltx_self
  * path, which creates the real one.
  */
 extern struct ltx_tx ltx_boot_tx;
+
+/*
+ * ltx_refuse_tx: what ltx_self points to in a signal handler that runs
+ * while this thread's handler descriptor is already in use (a handler
+ * interrupted by another) or could not be created.  Every transaction on it
+ * fails at once with TM_ABORT_SIGNAL|TM_ABORT_CAPACITY; nothing writes it.
+ */
+extern struct ltx_tx ltx_refuse_tx;
 
 #endif /* LTX_TX_DESC_H */

@@ -12,6 +12,7 @@
 #include "cd/orec.h"
 #include "rt/backoff.h"
 #include "rt/config.h"
+#include "tx/serial.h"
 #include "tx/tx.h"
 
 /* Initial log sizes; both double on demand (outside the fast path). */
@@ -30,6 +31,20 @@ struct ltx_tx ltx_boot_tx = {
 	.orec_mul = LTX_OREC_MUL,
 	.status = LTX_IDLE_SLOW,
 };
+
+static uintptr_t refuse_orecs[1];
+
+struct ltx_tx ltx_refuse_tx = {
+	.limit = 0,
+	.orecs = refuse_orecs,
+	.orec_mask = 0,
+	.orec_mul = LTX_OREC_MUL,
+	.status = LTX_IDLE_SLOW,
+	.no_alloc = 1,
+};
+
+/* What a transaction on ltx_refuse_tx reports. */
+#define REFUSE_CAUSE (TM_ABORT_SIGNAL | TM_ABORT_CAPACITY)
 
 /*
  * Registry of descriptors.  Synchronization: registry_lock guards the list
@@ -66,6 +81,16 @@ static int idle_status(void)
 						     : LTX_IDLE_SLOW;
 }
 
+/* Serial fallback: after LTX_SERIAL_AFTER consecutive aborts, the next
+ * transaction of this thread begins irrevocably (not in handlers). */
+static bool serial_due(const struct ltx_tx *tx)
+{
+	unsigned k = __atomic_load_n(&ltx_config.serial_after,
+				     __ATOMIC_RELAXED);
+
+	return k != 0 && tx->consec_aborts >= k && tx->parent == NULL;
+}
+
 void ltx_tx_mode_changed(void)
 {
 	struct ltx_tx *tx = ltx_self;
@@ -91,6 +116,8 @@ static void thread_exit(void *arg)
 		store_status(tx, LTX_IDLE_SLOW);
 		run_actions(tx, false);
 	}
+	tx->checkpoint = NULL;
+	tx->atomic_depth = 0;
 	ltx_self = &ltx_boot_tx;
 	pthread_mutex_lock(&registry_lock);
 	tx->in_use = 0;
@@ -161,6 +188,23 @@ struct ltx_tx *ltx_tx_self(void)
 		tx = new_descriptor();
 	if (tx != NULL)
 		tx->in_use = 1;
+	/* Its twin for signal handlers, made now: handlers cannot malloc. */
+	if (tx != NULL && tx->handler_tx == NULL) {
+		struct ltx_tx *h = new_descriptor();
+
+		if (h != NULL) {
+			h->in_use = 1; /* for good: never a thread's own */
+			h->parent = tx;
+			h->no_alloc = 1;
+			h->orecs = ltx_orec_table;
+			h->orec_mask = ltx_orec_mask;
+			h->orec_mul = LTX_OREC_MUL;
+			h->mode = ltx_config.mode;
+			h->status = idle_status();
+			h->rng = ((uint64_t)(uintptr_t)h * LTX_OREC_MUL) | 1;
+			tx->handler_tx = h;
+		}
+	}
 	pthread_mutex_unlock(&registry_lock);
 	if (tx == NULL)
 		return NULL;
@@ -172,6 +216,8 @@ struct ltx_tx *ltx_tx_self(void)
 	tx->end_state = 0;
 	tx->mode = ltx_config.mode;
 	tx->status = idle_status();
+	tx->checkpoint = NULL;
+	tx->atomic_depth = 0;
 	tx->rng = ((uint64_t)(uintptr_t)tx * LTX_OREC_MUL) ^ ltx_cycles();
 	if (tx->rng == 0)
 		tx->rng = 1;
@@ -188,7 +234,7 @@ bool ltx_tx_others_live(void)
 
 	pthread_mutex_lock(&registry_lock);
 	for (tx = registry; tx != NULL; tx = tx->next_all)
-		if (tx->in_use && tx != ltx_self)
+		if (tx->in_use && tx != ltx_self && tx->parent == NULL)
 			others = true;
 	pthread_mutex_unlock(&registry_lock);
 	return others;
@@ -215,6 +261,11 @@ static void begin(struct ltx_tx *tx)
 	ops(tx)->begin(tx);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	store_status(tx, LTX_ACTIVE);
+	if (ltx_unlikely(serial_due(tx)) && ltx_tx_irrevocable(tx)) {
+		ltx_stats_write_begin(tx);
+		tx->stats.serial++;
+		ltx_stats_write_end(tx);
+	}
 }
 
 bool ltx_tx_add_action(struct ltx_tx *tx, void (*fn)(void *), void *arg,
@@ -223,7 +274,9 @@ bool ltx_tx_add_action(struct ltx_tx *tx, void (*fn)(void *), void *arg,
 	if (tx->nactions == tx->actions_cap) {
 		unsigned cap = tx->actions_cap ? 2 * tx->actions_cap : 16;
 		struct ltx_action *a =
-			realloc(tx->actions, cap * sizeof(*tx->actions));
+			tx->no_alloc ? NULL
+				     : realloc(tx->actions,
+					       cap * sizeof(*tx->actions));
 
 		if (a == NULL) {
 			ltx_tx_doom(tx, TM_ABORT_NOMEM | TM_ABORT_CAPACITY);
@@ -290,12 +343,30 @@ static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 		uint64_t spent;
 
 		tx->consec_aborts++;
+		/* Route the next begin through begin(), which goes serial. */
+		if (ltx_unlikely(serial_due(tx)))
+			store_status(tx, LTX_IDLE_SLOW);
 		spent = ltx_backoff_delay(&ltx_config.backoff,
 					  tx->consec_aborts, &tx->rng);
 		ltx_stats_write_begin(tx);
 		tx->stats.backoff_cycles += spent;
 		ltx_stats_write_end(tx);
 	}
+}
+
+/* Inside a restartable block: resume at its checkpoint (never returns). */
+static void restart(struct ltx_tx *tx, unsigned cause)
+{
+	struct ltx_checkpoint *cp = tx->checkpoint;
+
+	cp->restart(cp, cause);
+	abort(); /* a checkpoint's restart must not return */
+}
+
+void ltx_tx_rollback(struct ltx_tx *tx)
+{
+	if (!ltx_status_idle(load_status(tx)))
+		finish_abort(tx, tx->cause, true);
 }
 
 /* Make tx live: create it, begin, or report it doomed (NULL). */
@@ -306,10 +377,15 @@ static struct ltx_tx *live(struct ltx_tx *tx)
 		if (tx == NULL)
 			return NULL;
 	}
+	if (ltx_unlikely(tx == &ltx_refuse_tx))
+		return NULL;
 	switch (load_status(tx)) {
 	case LTX_IDLE:
 	case LTX_IDLE_SLOW:
 		begin(tx);
+		/* A serial begin may have found the snapshot stale. */
+		if (ltx_unlikely(load_status(tx) != LTX_ACTIVE))
+			return live(tx);
 		return tx;
 	case LTX_ACTIVE:
 		return tx;
@@ -317,6 +393,10 @@ static struct ltx_tx *live(struct ltx_tx *tx)
 		/* Doomed, perhaps by a signal handler that could not let go of
 		 * the lines itself: release them now (idempotent). */
 		ops(tx)->release(tx);
+		if (tx->checkpoint != NULL) {
+			finish_abort(tx, tx->cause, true);
+			restart(tx, tx->last_status | TM_ABORT_RETRY);
+		}
 		return NULL;
 	}
 }
@@ -373,6 +453,8 @@ bool ltx_tx_validate(struct ltx_tx *tx)
 {
 	unsigned cause;
 
+	if (ltx_unlikely(tx == &ltx_refuse_tx))
+		return false;
 	switch (load_status(tx)) {
 	case LTX_IDLE:
 	case LTX_IDLE_SLOW:
@@ -389,6 +471,8 @@ bool ltx_tx_validate(struct ltx_tx *tx)
 		break;
 	}
 	finish_abort(tx, tx->cause, true);
+	if (tx->checkpoint != NULL)
+		restart(tx, tx->last_status | TM_ABORT_RETRY);
 	return false;
 }
 
@@ -473,6 +557,8 @@ static __attribute__((noinline)) bool commit_with_extras(struct ltx_tx *tx)
 
 bool ltx_tx_commit(struct ltx_tx *tx)
 {
+	if (ltx_unlikely(tx == &ltx_refuse_tx))
+		return false;
 	switch (load_status(tx)) {
 	case LTX_IDLE:
 	case LTX_IDLE_SLOW:
@@ -489,23 +575,94 @@ bool ltx_tx_commit(struct ltx_tx *tx)
 		break;
 	}
 	finish_abort(tx, tx->cause, true);
+	if (tx->checkpoint != NULL)
+		restart(tx, tx->last_status | TM_ABORT_RETRY);
 	return false;
 }
 
 void ltx_tx_abort(struct ltx_tx *tx)
 {
-	int st = load_status(tx);
+	int st;
 
-	if (ltx_status_idle(st))
+	if (ltx_unlikely(tx == &ltx_refuse_tx))
 		return;
-	if (ltx_unlikely(tx->stats_on) && st != LTX_DOOMED)
+	st = load_status(tx);
+	if (ltx_unlikely(tx->stats_on) && st == LTX_ACTIVE)
 		ltx_stats_doom(tx, LTX_SITE_OTHER, 0, NULL, TM_ABORT_EXPLICIT);
-	finish_abort(tx, (st == LTX_DOOMED ? tx->cause : 0) | TM_ABORT_EXPLICIT,
-		     false);
+	if (!ltx_status_idle(st))
+		finish_abort(tx,
+			     (st == LTX_DOOMED ? tx->cause : 0) |
+				     TM_ABORT_EXPLICIT,
+			     false);
+	else if (tx->checkpoint != NULL)
+		tx->last_status = TM_ABORT_EXPLICIT;
+	/* In a restartable block, tm_abort() leaves the block. */
+	if (tx->checkpoint != NULL)
+		restart(tx, TM_ABORT_EXPLICIT);
+}
+
+void ltx_tx_retry(struct ltx_tx *tx)
+{
+	tx = live(tx);
+	if (tx == NULL)
+		return; /* was doomed: ended (and restarted if in a block) */
+	ltx_tx_doom(tx, TM_ABORT_EXPLICIT | TM_ABORT_RETRY);
+	finish_abort(tx, tx->cause, true);
+	if (tx->checkpoint != NULL)
+		restart(tx, tx->last_status | TM_ABORT_RETRY);
+}
+
+static void release_token(void *arg)
+{
+	ltx_serial_release(arg);
+}
+
+bool ltx_tx_irrevocable(struct ltx_tx *tx)
+{
+	unsigned cause;
+
+	if (ltx_unlikely(tx == &ltx_refuse_tx))
+		return false;
+	if (load_status(tx) != LTX_ACTIVE)
+		return false;
+	if (tx->irrevocable)
+		return true;
+	if (tx->parent != NULL) {
+		/* A handler cannot wait for the transaction it interrupted. */
+		ltx_tx_doom(tx, TM_ABORT_SIGNAL);
+		return false;
+	}
+	/* Holding lines, waiting for the token could deadlock with its
+	 * holder waiting for them: give up instead. */
+	if (tx->ws_next == tx->ws_base)
+		ltx_serial_acquire(tx);
+	else if (!ltx_serial_try(tx)) {
+		ltx_tx_doom(tx, TM_ABORT_CONFLICT | TM_ABORT_RETRY);
+		return false;
+	}
+	/* Release the token however the transaction ends. */
+	if (!ltx_tx_add_action(tx, release_token, tx, true) ||
+	    !ltx_tx_add_action(tx, release_token, tx, false)) {
+		ltx_serial_release(tx);
+		return false;
+	}
+	cause = ops(tx)->make_irrevocable ? ops(tx)->make_irrevocable(tx)
+					  : TM_ABORT_CAPACITY;
+	if (cause != 0) {
+		ltx_serial_release(tx);
+		ltx_tx_doom(tx, cause);
+		return false;
+	}
+	ltx_stats_write_begin(tx);
+	tx->stats.irrevocable++;
+	ltx_stats_write_end(tx);
+	return true;
 }
 
 unsigned ltx_tx_status(const struct ltx_tx *tx)
 {
+	if (ltx_unlikely(tx == &ltx_refuse_tx))
+		return REFUSE_CAUSE;
 	if (load_status(tx) == LTX_DOOMED)
 		return tx->cause;
 	return tx->last_status;

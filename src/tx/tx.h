@@ -89,6 +89,29 @@ ltx_tx_fast_commit(struct ltx_tx *tx)
  * (nothing done) for any other transaction.
  */
 bool ltx_tx_commit_counted_ro(struct ltx_tx *tx);
+ * ltx_tx_rollback: end tx's transaction if it is still open (doomed by a
+ * signal or a fault), as a failed VALIDATE would: release, abort actions,
+ * backoff.  For the code a checkpoint's restart lands in.
+ */
+void ltx_tx_rollback(struct ltx_tx *tx);
+
+/*
+ * ltx_tx_retry: abort the transaction (beginning one if none is open) with
+ * TM_ABORT_EXPLICIT|TM_ABORT_RETRY and apply backoff; in a restartable
+ * block, restart it.
+ */
+void ltx_tx_retry(struct ltx_tx *tx);
+
+/*
+ * ltx_tx_irrevocable: make tx's live transaction irrevocable: wait for the
+ * serial token and for the update commits in flight, then revalidate.
+ * Returns true if it now is (it will then never abort on a conflict and
+ * no other update commits until it ends), false if the transaction is not
+ * live or has become doomed (it must be ended: VALIDATE/COMMIT).  Not in
+ * signal handlers (returns false there and dooms, TM_ABORT_SIGNAL).
+ * _ITM_changeTransactionMode(modeSerialIrrevocable) calls this.
+ */
+bool ltx_tx_irrevocable(struct ltx_tx *tx);
 
 /* ltx_tx_mode_changed: the mode setting changed; re-arm this thread's
  * idle descriptor for it. */

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: MIT */
+/* Signals: interposed sigaction/signal, the wrapper, the fault sandbox. */
+#define _GNU_SOURCE
+#include <ltx/tm.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "arch/arch.h"
+#include "cd/cd.h"
+#include "rt/signal.h"
+#include "tx/desc.h"
+#include "tx/tx.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* libc's sigaction, under the name glibc exports for this purpose. */
+extern int __sigaction(int sig, const struct sigaction *act,
+		       struct sigaction *oact);
+
+static int real_sigaction(int sig, const struct sigaction *act,
+			  struct sigaction *oact)
+{
+	return __sigaction(sig, act, oact);
+}
+
+/*
+ * The application's dispositions.  Synchronization: a seqlock with two
+ * slots per signal, so that readers never wait for a writer.  Writers
+ * (sigaction calls, and the wrapper for SA_RESETHAND) serialize on
+ * table_lock with every signal blocked, so no reader ever interrupts a
+ * writer on its own thread.  A writer fills the slot seq does not select,
+ * then publishes it with a release increment of seq; a reader loads seq
+ * (acquire, pairs with that increment), copies the slot it selects, and
+ * retries if seq moved meanwhile (the slot may then be rewritten).
+ */
+struct app_disposition {
+	unsigned seq;
+	int known; /* the slot holds what the kernel had (writers only) */
+	struct sigaction sa[2];
+};
+
+static struct app_disposition table[NSIG];
+static int table_lock;
+
+static void app_get(int sig, struct sigaction *out)
+{
+	struct app_disposition *d = &table[sig];
+
+	for (;;) {
+		unsigned s = __atomic_load_n(&d->seq, __ATOMIC_ACQUIRE);
+
+		__builtin_memcpy(out, &d->sa[s & 1], sizeof(*out));
+		/* Keep the copy before the recheck. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&d->seq, __ATOMIC_RELAXED) == s)
+			return;
+		ltx_cpu_relax();
+	}
+}
+
+static void lock_table(sigset_t *saved)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, saved);
+	/* Acquire pairs with the release in unlock_table. */
+	while (__atomic_exchange_n(&table_lock, 1, __ATOMIC_ACQUIRE))
+		ltx_cpu_relax();
+}
+
+static void unlock_table(const sigset_t *saved)
+{
+	__atomic_store_n(&table_lock, 0, __ATOMIC_RELEASE);
+	pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
+
+/* Under the lock: the current slot, read from the kernel the first time. */
+static struct sigaction *app_current(int sig)
+{
+	struct app_disposition *d = &table[sig];
+
+	if (!d->known) {
+		real_sigaction(sig, NULL, &d->sa[d->seq & 1]);
+		d->known = 1;
+	}
+	return &d->sa[d->seq & 1];
+}
+
+/* Under the lock: publish a new disposition for sig. */
+static void app_set(int sig, const struct sigaction *sa)
+{
+	struct app_disposition *d = &table[sig];
+
+	d->sa[(d->seq + 1) & 1] = *sa;
+	d->known = 1;
+	/* Pairs with the acquire load of seq in app_get. */
+	__atomic_store_n(&d->seq, d->seq + 1, __ATOMIC_RELEASE);
+}
+
+static bool is_fault_signal(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE;
+}
+
+static bool is_handler(const struct sigaction *sa)
+{
+	return sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN;
+}
+
+static void wrapper(int sig, siginfo_t *si, void *uc);
+
+/* Under the lock: tell the kernel what runs for sig, given the app's sa. */
+static int install(int sig, const struct sigaction *app)
+{
+	struct sigaction k;
+
+	if (!is_handler(app) && !is_fault_signal(sig))
+		return real_sigaction(sig, app, NULL);
+	k = *app;
+	k.sa_sigaction = wrapper;
+	k.sa_flags = (is_handler(app) ? app->sa_flags : 0) | SA_SIGINFO;
+	if (!is_handler(app))
+		sigemptyset(&k.sa_mask);
+	return real_sigaction(sig, &k, NULL);
+}
+
+/*
+ * Doom the thread's transaction from a handler: only limit, cause and
+ * status (see desc.h); the lines are released by the next slow path.  An
+ * irrevocable transaction is not doomed: it never aborts.
+ */
+static void doom_from_handler(struct ltx_tx *tx, unsigned cause)
+{
+	if (tx == &ltx_boot_tx || tx == &ltx_refuse_tx || tx->irrevocable)
+		return;
+	if (__atomic_load_n(&tx->status, __ATOMIC_RELAXED) != LTX_ACTIVE)
+		return;
+	__atomic_store_n(&tx->limit, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&tx->cause,
+			 __atomic_load_n(&tx->cause, __ATOMIC_RELAXED) | cause,
+			 __ATOMIC_RELAXED);
+	/* The interrupted code must see limit 0 before status DOOMED. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&tx->status, LTX_DOOMED, __ATOMIC_RELAXED);
+}
+
+/*
+ * The fault sandbox: restart tx at its checkpoint if the fault can be
+ * blamed on inconsistent data.  Returns only when it cannot.
+ */
+static void sandbox(struct ltx_tx *tx, int sig, ucontext_t *uc)
+{
+	const struct ltx_cd_ops *ops;
+	unsigned cause = TM_ABORT_FAULT | TM_ABORT_RETRY | ((unsigned)sig << 24);
+	int st;
+
+	if (tx == &ltx_boot_tx || tx == &ltx_refuse_tx)
+		return;
+	st = __atomic_load_n(&tx->status, __ATOMIC_RELAXED);
+	if (ltx_status_idle(st) || st == LTX_COMMITTING ||
+	    tx->checkpoint == NULL || tx->irrevocable)
+		return;
+	if (st == LTX_ACTIVE) {
+		ops = ltx_cd_ops_of(tx->mode);
+		if (ops->valid_now == NULL || ops->valid_now(tx))
+			return; /* a real bug: let it have its way */
+		doom_from_handler(tx, cause);
+	} else {
+		__atomic_store_n(&tx->cause,
+				 __atomic_load_n(&tx->cause, __ATOMIC_RELAXED) |
+					 cause,
+				 __ATOMIC_RELAXED);
+	}
+	/* The checkpoint saved no mask: put back the interrupted one. */
+	pthread_sigmask(SIG_SETMASK, &uc->uc_sigmask, NULL);
+	tx->checkpoint->restart(tx->checkpoint, cause);
+}
+
+/* The default action of a fault: restore it and let it happen again. */
+static void default_fault(int sig, const siginfo_t *si)
+{
+	struct sigaction dfl;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	real_sigaction(sig, &dfl, NULL);
+	/* A fault re-executes its instruction on return; a sent one must
+	 * be sent again (it stays pending until the handler returns). */
+	if (si == NULL || si->si_code <= 0)
+		raise(sig);
+}
+
+static void wrapper(int sig, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+	struct ltx_tx *cur = ltx_self, *use;
+	struct sigaction app;
+	bool fault = is_fault_signal(sig) && si != NULL && si->si_code > 0;
+
+	if (fault)
+		sandbox(cur, sig, uc);
+	doom_from_handler(cur, TM_ABORT_SIGNAL | ((unsigned)sig << 24));
+	app_get(sig, &app);
+	if (!is_handler(&app)) {
+		/* Only the fault signals are wrapped without a handler. */
+		if (app.sa_handler == SIG_DFL || fault)
+			default_fault(sig, si);
+		errno = saved_errno;
+		return;
+	}
+	if (app.sa_flags & SA_RESETHAND) {
+		/* The kernel has reset it; say so to sigaction() too. */
+		struct sigaction dfl;
+		sigset_t saved;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		lock_table(&saved);
+		app_set(sig, &dfl);
+		unlock_table(&saved);
+	}
+	/* Transactions in the handler run on the handler descriptor. */
+	if (cur == &ltx_boot_tx)
+		use = cur;
+	else if (cur->parent == NULL && cur->handler_tx != NULL &&
+		 cur != &ltx_refuse_tx)
+		use = cur->handler_tx;
+	else
+		use = &ltx_refuse_tx;
+	ltx_self = use;
+	errno = saved_errno;
+	if (app.sa_flags & SA_SIGINFO)
+		app.sa_sigaction(sig, si, uc);
+	else
+		app.sa_handler(sig);
+	saved_errno = errno;
+	if (use != cur && use != &ltx_refuse_tx) {
+		/* A transaction the handler left open is abandoned. */
+		use->checkpoint = NULL;
+		use->atomic_depth = 0;
+		ltx_tx_abort(use);
+	}
+	if (cur != &ltx_boot_tx)
+		ltx_self = cur;
+	errno = saved_errno;
+}
+
+static bool managed(int sig)
+{
+	return sig > 0 && sig < NSIG && sig != SIGKILL && sig != SIGSTOP;
+}
+
+EXPORT int sigaction(int sig, const struct sigaction *act,
+		     struct sigaction *oact)
+{
+	sigset_t saved;
+	int rc = 0;
+
+	if (!managed(sig))
+		return real_sigaction(sig, act, oact);
+	lock_table(&saved);
+	if (oact != NULL)
+		*oact = *app_current(sig);
+	if (act != NULL) {
+		rc = install(sig, act);
+		if (rc == 0)
+			app_set(sig, act);
+	}
+	unlock_table(&saved);
+	return rc;
+}
+
+static sighandler_t set_handler(int sig, sighandler_t h, int flags)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = h;
+	sa.sa_flags = flags;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, &old) != 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+/* signal(3): glibc's BSD semantics (restart, handler stays, sig blocked). */
+EXPORT sighandler_t signal(int sig, sighandler_t h)
+{
+	return set_handler(sig, h, SA_RESTART);
+}
+
+EXPORT sighandler_t bsd_signal(int sig, sighandler_t h)
+{
+	return set_handler(sig, h, SA_RESTART);
+}
+
+/* sysv_signal(3): reset to the default on delivery, not blocked. */
+EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
+{
+	return set_handler(sig, h, SA_RESETHAND | SA_NODEFER);
+}
+
+void ltx_signal_init(void)
+{
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE };
+	sigset_t saved;
+
+	lock_table(&saved);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
+		int sig = faults[i];
+		struct sigaction cur = *app_current(sig);
+
+		/* A handler there already is the app's (or was made by
+		 * libc before us): it stays the app's, behind the wrapper. */
+		install(sig, &cur);
+	}
+	unlock_table(&saved);
+}
