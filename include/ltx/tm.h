@@ -146,6 +146,8 @@ struct tm_stats {
  * or -1 with errno EINVAL (out NULL or out->size too small).
  */
 int tm_stats_get(struct tm_stats *out);
+
+/*
  * Restartable blocks, retry and irrevocability: see TM_ATOMIC(3) and
  * tm_irrevocable(3).
  *

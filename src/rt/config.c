@@ -192,6 +192,8 @@ static void format_stats_file(const struct ltx_config *cfg, char *buf,
 			      size_t len)
 {
 	snprintf(buf, len, "%s", cfg->stats_file);
+}
+
 /* LTX_SERIAL_AFTER: consecutive aborts before a transaction goes serial. */
 static const char *parse_serial_after(const char *value,
 				      struct ltx_config *cfg)

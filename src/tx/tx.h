@@ -89,6 +89,8 @@ ltx_tx_fast_commit(struct ltx_tx *tx)
  * (nothing done) for any other transaction.
  */
 bool ltx_tx_commit_counted_ro(struct ltx_tx *tx);
+
+/*
  * ltx_tx_rollback: end tx's transaction if it is still open (doomed by a
  * signal or a fault), as a failed VALIDATE would: release, abort actions,
  * backoff.  For the code a checkpoint's restart lands in.
