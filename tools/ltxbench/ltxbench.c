@@ -649,41 +649,69 @@ static void print_table(void)
 			}
 }
 
+/*
+ * One row per workload and thread count, one column per implementation
+ * that ran; those that could not run are listed under the table.
+ */
 static void print_markdown(void)
 {
 	const char *bname = impls[opt.baseline].name;
+	bool shown[NIMPLS] = { false }, any_na = false;
 
 	printf("Command: `%s`  \n", opt.cmdline);
 	machine_line(stdout, "Machine: ");
-	printf("\nMedian of %d runs of %.3g s each; ratio against %s at the "
-	       "same thread count.\n\n", opt.reps, opt.duration, bname);
-	printf("| workload | impl | threads | ops/s | abort %% | vs %s |\n",
-	       bname);
-	printf("|---|---|--:|--:|--:|--:|\n");
+	printf("\nMedian operations per second of %d runs of %g s each, and "
+	       "in parentheses the ratio to %s at the same thread count.\n\n",
+	       opt.reps, opt.duration, bname);
+	printf("| workload | threads |");
+	for (int i = 0; i < opt.nim; i++) {
+		for (int w = 0; w < opt.nwl; w++)
+			for (long t = 0; t < opt.nthreads; t++)
+				shown[i] |= cell_at(w, i, t)->nrates > 0;
+		if (shown[i])
+			printf(" %s |", impls[opt.im[i]].name);
+	}
+	printf("\n|---|--:|");
+	for (int i = 0; i < opt.nim; i++)
+		if (shown[i])
+			printf("--:|");
+	printf("\n");
 	for (int w = 0; w < opt.nwl; w++)
-		for (int i = 0; i < opt.nim; i++)
-			for (long t = 0; t < opt.nthreads; t++) {
+		for (long t = 0; t < opt.nthreads; t++) {
+			printf("| %s | %ld |", WORKLOADS[opt.wl[w]]->name,
+			       opt.threads[t]);
+			for (int i = 0; i < opt.nim; i++) {
 				struct row r;
 				char ops[32];
 
-				if (!get_row(w, i, t, &r))
+				if (!shown[i])
 					continue;
-				if (r.na != NULL) {
-					printf("| %s | %s | %ld | n/a (%s) | "
-					       "| |\n", r.wl, r.im, r.threads,
-					       r.na);
+				if (!get_row(w, i, t, &r) || r.na != NULL) {
+					printf(" |");
 					continue;
 				}
 				human(r.med, ops, sizeof(ops));
-				printf("| %s | %s | %ld | %s | ", r.wl, r.im,
-				       r.threads, ops);
-				if (r.abort_pct >= 0)
-					printf("%.1f", r.abort_pct);
-				printf(" | ");
 				if (r.ratio >= 0)
-					printf("%.2fx", r.ratio);
-				printf(" |\n");
+					printf(" %s (%.2fx) |", ops, r.ratio);
+				else
+					printf(" %s |", ops);
 			}
+			printf("\n");
+		}
+	for (int i = 0; i < opt.nim; i++)
+		for (int w = 0; w < opt.nwl && !shown[i]; w++)
+			for (long t = 0; t < opt.nthreads; t++)
+				if (cell_at(w, i, t)->na != NULL) {
+					printf("%s%s: n/a (%s)", any_na ?
+					       "; " : "\nNot measured: ",
+					       impls[opt.im[i]].name,
+					       cell_at(w, i, t)->na);
+					any_na = true;
+					w = opt.nwl;
+					break;
+				}
+	if (any_na)
+		printf(".\n");
 }
 
 static void print_csv(void)
