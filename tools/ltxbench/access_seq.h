@@ -7,4 +7,5 @@
 #define STORE(lv, v) ((lv) = (v))
 #define TX_BEGIN(w) do {
 #define TX_END(w) } while (0)
-#define TX_RESTART(w) bench_fatal("ltxbench: uninstrumented code read an impossible value")
+#define TX_RESTART(w)                                                         \
+	bench_fatal("ltxbench: uninstrumented code read an impossible value")

@@ -42,8 +42,9 @@ struct bench_state;
  * A workload compiled against one implementation's access interface.
  * setup runs single-threaded before the threads start; op runs one
  * operation in a worker and returns how many completed (0 when it found
- * nothing to do: an empty queue, a full buffer); check runs after the threads have joined and
- * returns false, with a message in msg, if the workload's invariant broke.
+ * nothing to do: an empty queue, a full buffer); check runs after the
+ * threads have joined and returns false, with a message in msg, if the
+ * workload's invariant broke.
  */
 struct bench_workload {
 	const char *name;
