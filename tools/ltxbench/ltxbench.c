@@ -109,7 +109,7 @@ static void usage(FILE *f)
 "                [-b IMPL] [--size N] [--range N] [--update PCT] [--seed N]\n"
 "                [--csv | --json | --markdown] [--plot FILE.png]\n"
 "                [--gnutm PATH] [--libltx PATH] [--[no-]progress] [-l]\n"
-"  -q, --quick          short sweep: 0.1 s runs, 3 repetitions\n"
+"  -q, --quick          short sweep: 0.08 s runs, 3 repetitions\n"
 "  -w, --workloads LIST workloads, comma-separated (default: all; see -l)\n"
 "  -i, --impls LIST     implementations (default: all; see -l)\n"
 "  -t, --threads LIST   thread counts (default: 1,2,4,8)\n"
@@ -988,7 +988,7 @@ int main(int argc, char **argv)
 	if (outs > 1)
 		usage_error("choose one of --csv, --json and --markdown");
 	opt.reps = reps > 0 ? reps : quick ? 3 : 5;
-	opt.duration = duration > 0 ? duration : quick ? 0.1 : 1.0;
+	opt.duration = duration > 0 ? duration : quick ? 0.08 : 1.0;
 	if (wls != NULL)
 		parse_list(wls, add_workload);
 	else
