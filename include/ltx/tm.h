@@ -204,6 +204,49 @@ void tm_retry(void);
  */
 bool tm_irrevocable(void);
 
+/*
+ * Transactional allocation.  Usable inside and outside transactions.
+ * A block from tm_malloc, tm_calloc or tm_aligned_alloc is freed with
+ * tm_free only (never free()), and a free() block never with tm_free.
+ *
+ * Inside a transaction (one begun by an earlier tm_lt/tm_ltx/tm_st): a
+ * block allocated by a transaction that aborts is released; tm_free acts
+ * as a store to every byte of the block (it conflicts with transactions
+ * using it) and takes effect only if the transaction commits.  A freed
+ * block is released to the allocator only once no transaction that might
+ * still read it is running, so a doomed transaction that still holds a
+ * pointer to it never reads freed memory.  Outside a transaction, tm_free
+ * is a transaction of its own, and as safe.
+ *
+ * Returns NULL with errno ENOMEM when out of memory (also when the
+ * allocator cannot be loaded: see LTX_ALLOC in ltx(7)); tm_aligned_alloc
+ * returns NULL with errno EINVAL if alignment is not a power of two.
+ */
+void *tm_malloc(size_t size);
+void *tm_calloc(size_t nmemb, size_t size);
+void *tm_aligned_alloc(size_t alignment, size_t size);
+void tm_free(void *ptr);
+
+/* Memory waiting for reclamation and blocks handled, process-wide. */
+struct tm_mem_stats {
+	uint64_t pending_bytes;	     /* freed by tm_free, not yet released */
+	uint64_t pending_blocks;     /* the blocks of pending_bytes */
+	uint64_t freed_blocks;	     /* released to the allocator */
+	uint64_t alloc_blocks;	     /* returned by tm_malloc and friends */
+	uint64_t peak_pending_bytes; /* largest pending_bytes seen (sealed) */
+	uint64_t limit_exceeded;     /* times pending memory was above
+				      * LTX_MEM_LIMIT after reclaiming */
+};
+
+/*
+ * tm_mem_stats: fill *out (figures of running threads are approximate).
+ * tm_mem_flush: release now what the calling thread freed and what exited
+ * threads left, as far as running transactions allow; never waits.
+ * Both return 0, or -1 with errno EINVAL for a NULL out.
+ */
+int tm_mem_stats(struct tm_mem_stats *out);
+int tm_mem_flush(void);
+
 /* Type-generic forms for 1, 2, 4 and 8 byte integers and pointers. */
 #define TM__SIZE_OK(lv)                                                       \
 	((void)sizeof(char[(sizeof(lv) == 1 || sizeof(lv) == 2 ||             \

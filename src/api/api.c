@@ -11,6 +11,7 @@
 
 #include "cd/invisible.h"
 #include "cd/orec.h"
+#include "rt/alloc.h"
 #include "rt/config.h"
 #include "rt/signal.h"
 #include "tx/tx.h"
@@ -241,7 +242,8 @@ int tm_config_set(const char *name, const char *value)
 	}
 	if (s->when == LTX_SETTING_STARTUP &&
 	    (tm_in_transaction() || ltx_tx_others_live() ||
-	     (strcmp(s->name, "LTX_OREC_BITS") == 0 && ltx_orec_ready()))) {
+	     (strcmp(s->name, "LTX_OREC_BITS") == 0 && ltx_orec_ready()) ||
+	     (strcmp(s->name, "LTX_ALLOC") == 0 && ltx_alloc_loaded()))) {
 		errno = EBUSY;
 		return -1;
 	}

@@ -520,6 +520,19 @@ static bool inv_valid_now(const struct ltx_tx *tx)
 	return reads_valid(tx);
 }
 
+void ltx_inv_bump_line(struct ltx_tx *tx, const void *addr)
+{
+	uintptr_t *orec =
+		ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
+	struct ltx_wentry *h =
+		owned_head(tx, __atomic_load_n(orec, __ATOMIC_RELAXED));
+
+	/* A lone head with BUMP set has link != 0: commit then releases it
+	 * through released_version, which honours the flag. */
+	if (h != NULL)
+		h->flags |= LTX_WENTRY_BUMP;
+}
+
 const struct ltx_cd_ops ltx_cd_invisible = {
 	.name = "invisible",
 	.begin = inv_begin,

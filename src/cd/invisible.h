@@ -57,9 +57,16 @@ ltx_inv_fast_begin(struct ltx_tx *tx)
 	tx->snapshot = now;
 	tx->limit = now + 1;
 	tx->cause = 0;
-	tx->tx_id++;
+	/* Release: pairs with tm_free's acquire load of tx_id (tx/mem.c),
+	 * which then knows the previous transaction's reads are over. */
+	__atomic_store_n(&tx->tx_id, tx->tx_id + 1, __ATOMIC_RELEASE);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&tx->status, LTX_ACTIVE, __ATOMIC_RELAXED);
+	/* Release: pairs with tm_free's acquire load of status, which then
+	 * reads this transaction's tx_id. */
+	__atomic_store_n(&tx->status, LTX_ACTIVE, __ATOMIC_RELEASE);
+	/* The light side of tm_free's asymmetric fence (rt/fence.h): no orec
+	 * or memory load of the transaction moves above the status store. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	return true;
 }
 
@@ -71,8 +78,12 @@ ltx_inv_fast_load(struct ltx_tx *tx, const void *addr, uint64_t *out)
 	struct ltx_rentry *r;
 	uint64_t x;
 
+	/* On begin, v was read before the transaction announced itself:
+	 * read it again, so that a line freed by a tm_free that did not see
+	 * this transaction shows its new version (tx/mem.c). */
 	if (ltx_unlikely(v >= tx->limit) &&
-	    (!ltx_inv_fast_begin(tx) || v >= tx->limit))
+	    (!ltx_inv_fast_begin(tx) ||
+	     (v = __atomic_load_n(orec, __ATOMIC_ACQUIRE)) >= tx->limit))
 		return false;
 	x = ltx_load_word((const uint64_t *)addr);
 #ifndef LTX_TEST_BREAK_READ_VALIDATION /* tests/check_history_broken */
@@ -158,5 +169,13 @@ ltx_inv_fast_load_excl(struct ltx_tx *tx,
 	*out = ltx_load_word((const uint64_t *)addr);
 	return true;
 }
+
+/*
+ * ltx_inv_bump_line: the line holding addr, which tx holds in E (LTX), gets
+ * a new version when tx commits even if no byte of it is stored (tm_free:
+ * readers with an older snapshot must not trust it any more).  Does nothing
+ * if tx does not hold the line (it is then doomed).
+ */
+void ltx_inv_bump_line(struct ltx_tx *tx, const void *addr);
 
 #endif /* LTX_CD_INVISIBLE_H */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cd/orec.h"
+#include "rt/alloc.h"
 #include "rt/config.h"
 #include "rt/stats.h"
 
@@ -15,6 +16,8 @@ struct ltx_config ltx_config = {
 	.orec_bits = LTX_OREC_BITS_DEFAULT,
 	.backoff = { .policy = LTX_BACKOFF_EXP, .min = 64, .max = 65536 },
 	.serial_after = 100,
+	.alloc = LTX_ALLOC_AUTO,
+	.mem_limit = LTX_MEM_LIMIT_DEFAULT,
 };
 
 #define CYCLES_MAX ((uint64_t)1 << 40)
@@ -213,6 +216,53 @@ static void format_serial_after(const struct ltx_config *cfg, char *buf,
 		 __atomic_load_n(&cfg->serial_after, __ATOMIC_RELAXED));
 }
 
+static const char *parse_alloc(const char *value, struct ltx_config *cfg)
+{
+	if (strcmp(value, "auto") == 0)
+		cfg->alloc = LTX_ALLOC_AUTO;
+	else if (strcmp(value, "jemalloc") == 0)
+		cfg->alloc = LTX_ALLOC_JEMALLOC;
+	else if (strcmp(value, "libc") == 0)
+		cfg->alloc = LTX_ALLOC_LIBC;
+	else
+		return "unknown allocator";
+	return NULL;
+}
+
+static void format_alloc(const struct ltx_config *cfg, char *buf, size_t len)
+{
+	static const char *const names[] = { "auto", "jemalloc", "libc" };
+
+	snprintf(buf, len, "%s", names[cfg->alloc]);
+}
+
+/* LTX_MEM_LIMIT: bytes, with an optional k, m or g suffix (powers of 2). */
+static const char *parse_mem_limit(const char *value, struct ltx_config *cfg)
+{
+	size_t n = strlen(value);
+	unsigned shift = 0;
+	uint64_t v;
+
+	if (n > 0 && strchr("kKmMgG", value[n - 1]) != NULL) {
+		shift = strchr("kK", value[n - 1]) ? 10
+			: strchr("mM", value[n - 1]) ? 20
+						     : 30;
+		n--;
+	}
+	if (!parse_number(value, value + n, 1, (uint64_t)1 << 40 >> shift,
+			  &v))
+		return "not a size from 1 byte to 1 TiB";
+	__atomic_store_n(&cfg->mem_limit, v << shift, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void format_mem_limit(const struct ltx_config *cfg, char *buf,
+			     size_t len)
+{
+	snprintf(buf, len, "%" PRIu64,
+		 __atomic_load_n(&cfg->mem_limit, __ATOMIC_RELAXED));
+}
+
 static const struct ltx_setting settings[] = {
 	{ "LTX_MODE", "invisible", "invisible", LTX_SETTING_STARTUP,
 	  parse_mode, format_mode },
@@ -229,6 +279,10 @@ static const struct ltx_setting settings[] = {
 	{ "LTX_SERIAL_AFTER",
 	  "an integer from 0 (never) to 1000000000", "100",
 	  LTX_SETTING_ANYTIME, parse_serial_after, format_serial_after },
+	{ "LTX_ALLOC", "auto | jemalloc | libc", "auto", LTX_SETTING_STARTUP,
+	  parse_alloc, format_alloc },
+	{ "LTX_MEM_LIMIT", "a size in bytes, with an optional k, m or g suffix",
+	  "67108864", LTX_SETTING_ANYTIME, parse_mem_limit, format_mem_limit },
 };
 
 const struct ltx_setting *ltx_config_find(const char *name)

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "rt/backoff.h"
 
@@ -26,6 +27,8 @@ struct ltx_config {
 	int stats;		       /* LTX_STATS: enum ltx_stats_level */
 	char stats_file[256];	       /* LTX_STATS_FILE: "" for stderr */
 	unsigned serial_after;	       /* aborts before going irrevocable */
+	int alloc;		       /* enum ltx_alloc_backend (rt/alloc.h) */
+	uint64_t mem_limit;	       /* bytes freed by tm_free that may wait */
 };
 
 extern struct ltx_config ltx_config;

@@ -48,6 +48,11 @@ struct ltx_stats {
 	uint64_t bus_t_rfo;	/* T_RFO: exclusive requests (LTX/ST) */
 	uint64_t bus_busy;	/* BUSY answers */
 	uint64_t bus_writeback; /* lines written back at commit */
+	/* tm_malloc/tm_free (tx/mem.c); a block counts where it is handled */
+	uint64_t mem_pending_bytes;  /* freed by tm_free, not yet released */
+	uint64_t mem_pending_blocks; /* the blocks of mem_pending_bytes */
+	uint64_t mem_freed_blocks;   /* released to the allocator */
+	uint64_t mem_alloc_blocks;   /* returned by tm_malloc and friends */
 };
 
 /* ---- statistics and ltxstat (issue 6) ---- */

@@ -171,6 +171,10 @@ struct ltx_tx {
 	int no_alloc;		   /* a handler descriptor: never malloc */
 	struct ltx_tx *handler_tx; /* runs this thread's handler txs */
 	struct ltx_tx *parent;	   /* of a handler descriptor: the main one */
+
+	/* tm_malloc/tm_free state (tx/mem.c), NULL until first used; kept
+	 * with the descriptor when it is pooled */
+	struct ltx_mem_thread *mem;
 };
 
 /*

@@ -13,6 +13,7 @@
 #include "rt/backoff.h"
 #include "rt/config.h"
 #include "tx/serial.h"
+#include "tx/mem.h"
 #include "tx/tx.h"
 
 /* Initial log sizes; both double on demand (outside the fast path). */
@@ -69,9 +70,12 @@ static int load_status(const struct ltx_tx *tx)
 	return __atomic_load_n(&tx->status, __ATOMIC_RELAXED);
 }
 
+/* Release: pairs with tm_free's acquire loads of status (tx/mem.c): the
+ * reads of a transaction that ends are over, and the tx_id of one that
+ * begins is stored, before the new status is seen. */
 static void store_status(struct ltx_tx *tx, int status)
 {
-	__atomic_store_n(&tx->status, status, __ATOMIC_RELAXED);
+	__atomic_store_n(&tx->status, status, __ATOMIC_RELEASE);
 }
 
 /* Idle, in a mode whose transactions may begin on the fast path or not. */
@@ -118,6 +122,7 @@ static void thread_exit(void *arg)
 	}
 	tx->checkpoint = NULL;
 	tx->atomic_depth = 0;
+	ltx_mem_thread_exit(tx);
 	ltx_self = &ltx_boot_tx;
 	pthread_mutex_lock(&registry_lock);
 	tx->in_use = 0;
@@ -167,8 +172,14 @@ static struct ltx_tx *new_descriptor(void)
 	tx->ws_end = tx->ws_base + WRITE_SET_INITIAL;
 	tx->thread_slot = next_slot++;
 	tx->next_all = registry;
-	registry = tx;
+	/* Pairs with the acquire load in ltx_tx_registry. */
+	__atomic_store_n(&registry, tx, __ATOMIC_RELEASE);
 	return tx;
+}
+
+struct ltx_tx *ltx_tx_registry(void)
+{
+	return __atomic_load_n(&registry, __ATOMIC_ACQUIRE);
 }
 
 struct ltx_tx *ltx_tx_self(void)
@@ -200,7 +211,7 @@ struct ltx_tx *ltx_tx_self(void)
 			h->orec_mask = ltx_orec_mask;
 			h->orec_mul = LTX_OREC_MUL;
 			h->mode = ltx_config.mode;
-			h->status = idle_status();
+			store_status(h, idle_status());
 			h->rng = ((uint64_t)(uintptr_t)h * LTX_OREC_MUL) | 1;
 			tx->handler_tx = h;
 		}
@@ -257,10 +268,13 @@ static void begin(struct ltx_tx *tx)
 {
 	tx->mode = ltx_config.mode;
 	tx->cause = 0;
-	tx->tx_id++;
+	/* Release: as in ltx_inv_fast_begin (cd/invisible.h). */
+	__atomic_store_n(&tx->tx_id, tx->tx_id + 1, __ATOMIC_RELEASE);
 	ops(tx)->begin(tx);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	store_status(tx, LTX_ACTIVE);
+	/* The light side of tm_free's asymmetric fence (rt/fence.h). */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (ltx_unlikely(serial_due(tx)) && ltx_tx_irrevocable(tx)) {
 		ltx_stats_write_begin(tx);
 		tx->stats.serial++;

@@ -79,7 +79,8 @@ ltx_tx_fast_commit(struct ltx_tx *tx)
 	tx->rs_next = tx->rs_base;
 	tx->limit = 0;
 	tx->end_state = 0; /* last_status and consec_aborts */
-	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELAXED);
+	/* Release: the reads are over before tm_free sees us idle. */
+	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
 	return true;
 }
 
@@ -114,6 +115,13 @@ void ltx_tx_retry(struct ltx_tx *tx);
  * _ITM_changeTransactionMode(modeSerialIrrevocable) calls this.
  */
 bool ltx_tx_irrevocable(struct ltx_tx *tx);
+
+/*
+ * ltx_tx_registry: the most recently created descriptor; the others follow
+ * through next_all.  Lock-free: descriptors are never freed and are pushed
+ * with a release store that pairs with this acquire load.
+ */
+struct ltx_tx *ltx_tx_registry(void);
 
 /* ltx_tx_mode_changed: the mode setting changed; re-arm this thread's
  * idle descriptor for it. */

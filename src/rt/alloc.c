@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/* The allocator behind tm_malloc: jemalloc loaded privately, or libc. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <jemalloc/jemalloc.h> /* the MALLOCX_* flag encodings only */
+
+#include "rt/alloc.h"
+#include "rt/config.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define BUILT_WITH_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BUILT_WITH_ASAN 1
+#endif
+#endif
+#ifndef BUILT_WITH_ASAN
+#define BUILT_WITH_ASAN 0
+#endif
+
+/*
+ * The private copy's entry points (src/rt/jemalloc.syms renames them; the
+ * header is used for the MALLOCX_* flag encodings only).
+ */
+void *ltx_je_mallocx(size_t size, int flags);
+void ltx_je_sdallocx(void *p, size_t size, int flags);
+size_t ltx_je_sallocx(const void *p, int flags);
+int ltx_je_mallctl(const char *name, void *old, size_t *oldlen, void *new,
+		   size_t newlen);
+
+static unsigned arena; /* ltx's own arena */
+
+/*
+ * Synchronization: backend is written once, inside pthread_once, before
+ * any block exists; every later reader runs after ltx_alloc_init returned
+ * (pthread_once orders it), or holds a block that could only come from it.
+ */
+static int backend = -1; /* enum ltx_alloc_backend; -1: not loaded */
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static bool asan_present(void)
+{
+	return BUILT_WITH_ASAN || dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
+}
+
+static bool load_jemalloc(void)
+{
+	size_t len = sizeof(arena);
+
+	if (ltx_je_mallctl("arenas.create", &arena, &len, NULL, 0) != 0) {
+		fprintf(stderr, "ltx: tm_malloc: jemalloc cannot create an "
+				"arena for ltx; set LTX_ALLOC=libc\n");
+		return false;
+	}
+	return true;
+}
+
+static void init(void)
+{
+	int want = ltx_config.alloc;
+
+	if (want == LTX_ALLOC_JEMALLOC && asan_present()) {
+		fprintf(stderr, "ltx: LTX_ALLOC=jemalloc is not usable under "
+				"AddressSanitizer; using libc\n");
+		want = LTX_ALLOC_LIBC;
+	}
+	if (want == LTX_ALLOC_AUTO)
+		want = asan_present() ? LTX_ALLOC_LIBC : LTX_ALLOC_JEMALLOC;
+	if (want == LTX_ALLOC_JEMALLOC && !load_jemalloc())
+		return;
+	backend = want;
+}
+
+int ltx_alloc_init(void)
+{
+	pthread_once(&init_once, init);
+	if (backend < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+bool ltx_alloc_loaded(void)
+{
+	return __atomic_load_n(&backend, __ATOMIC_RELAXED) >= 0;
+}
+
+const char *ltx_alloc_name(void)
+{
+	switch (backend) {
+	case LTX_ALLOC_JEMALLOC:
+		return "jemalloc";
+	case LTX_ALLOC_LIBC:
+		return "libc";
+	default:
+		return "none";
+	}
+}
+
+int ltx_alloc_cache_create(void)
+{
+	unsigned tc;
+	size_t len = sizeof(tc);
+
+	if (backend != LTX_ALLOC_JEMALLOC ||
+	    ltx_je_mallctl("tcache.create", &tc, &len, NULL, 0) != 0)
+		return -1;
+	return (int)tc;
+}
+
+void ltx_alloc_cache_destroy(int cache)
+{
+	unsigned tc = (unsigned)cache;
+
+	if (cache >= 0 && backend == LTX_ALLOC_JEMALLOC)
+		ltx_je_mallctl("tcache.destroy", NULL, NULL, &tc, sizeof(tc));
+}
+
+static int cache_flag(int cache)
+{
+	return cache >= 0 ? MALLOCX_TCACHE(cache) : MALLOCX_TCACHE_NONE;
+}
+
+void *ltx_alloc(size_t size, size_t align, bool zero, int cache)
+{
+	void *p;
+
+	if (backend == LTX_ALLOC_JEMALLOC) {
+		int flags = MALLOCX_ARENA(arena) | cache_flag(cache);
+
+		if (align != 0)
+			flags |= MALLOCX_ALIGN(align);
+		if (zero)
+			flags |= MALLOCX_ZERO;
+		return ltx_je_mallocx(size, flags);
+	}
+	if (align > sizeof(max_align_t)) {
+		if (posix_memalign(&p, align, size) != 0)
+			return NULL;
+		if (zero)
+			__builtin_memset(p, 0, size);
+		return p;
+	}
+	return zero ? calloc(1, size) : malloc(size);
+}
+
+size_t ltx_alloc_usable(const void *p)
+{
+	if (backend == LTX_ALLOC_JEMALLOC)
+		return ltx_je_sallocx(p, 0);
+	return malloc_usable_size((void *)p);
+}
+
+void ltx_alloc_free(void *p, size_t size, int cache)
+{
+	if (backend == LTX_ALLOC_JEMALLOC)
+		ltx_je_sdallocx(p, size, cache_flag(cache));
+	else
+		free(p);
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/* The allocator behind tm_malloc: jemalloc loaded privately, or libc. */
+#ifndef LTX_RT_ALLOC_H
+#define LTX_RT_ALLOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Backends (struct ltx_config.alloc, LTX_ALLOC). */
+enum ltx_alloc_backend {
+	LTX_ALLOC_AUTO = 0,	/* jemalloc, or libc under AddressSanitizer */
+	LTX_ALLOC_JEMALLOC = 1, /* a dedicated arena of a private jemalloc */
+	LTX_ALLOC_LIBC = 2,	/* the program's malloc (sanitizers see it) */
+};
+
+/* Default of LTX_MEM_LIMIT: freed bytes allowed to wait for reclamation. */
+#define LTX_MEM_LIMIT_DEFAULT ((uint64_t)64 << 20)
+
+/*
+ * The jemalloc backend is a private copy of jemalloc linked into libltx:
+ * Debian builds jemalloc without a prefix, so linking -ljemalloc would
+ * replace the program's malloc, and libjemalloc.so.2 cannot be loaded
+ * privately with dlopen(RTLD_LOCAL) either (its initial-exec TLS does not
+ * fit glibc's static TLS surplus: "cannot allocate memory in static TLS
+ * block").  So the build copies jemalloc's PIC archive with every public
+ * name prefixed ltx_je_ (rt/jemalloc.syms) and links it in, hidden by the
+ * version script: the program's malloc is untouched.  All of tm_malloc's
+ * blocks come from one arena created for ltx on first use
+ * ("arenas.create"), through an explicit cache per thread
+ * ("tcache.create", MALLOCX_TCACHE), destroyed at thread exit.
+ *
+ * AddressSanitizer does not see mallocx, so under ASan (detected at build
+ * or run time) the automatic choice is libc, whose frees ASan checks.
+ */
+
+/*
+ * ltx_alloc_init: set up the backend chosen by LTX_ALLOC, once per
+ * process.  Not for signal handlers.  Returns 0, or -1 with errno ENOMEM
+ * when it cannot be set up (reported once on stderr).
+ */
+int ltx_alloc_init(void);
+
+/* ltx_alloc_loaded: whether the backend is chosen (LTX_ALLOC is then fixed). */
+bool ltx_alloc_loaded(void);
+
+/* ltx_alloc_name: the backend in use, "jemalloc" or "libc" (or "none"). */
+const char *ltx_alloc_name(void);
+
+/*
+ * ltx_alloc_cache_create: an explicit thread cache for the calling thread
+ * (-1 if the backend has none or none can be made: allocation then goes
+ * straight to the arena).  ltx_alloc_cache_destroy flushes and destroys it.
+ */
+int ltx_alloc_cache_create(void);
+void ltx_alloc_cache_destroy(int cache);
+
+/*
+ * ltx_alloc: size bytes (size >= 1) aligned to align (a power of two, 0 for
+ * the default), zeroed if zero, through cache.  NULL when out of memory.
+ */
+void *ltx_alloc(size_t size, size_t align, bool zero, int cache);
+
+/* ltx_alloc_usable: the usable size of a block from ltx_alloc. */
+size_t ltx_alloc_usable(const void *p);
+
+/* ltx_alloc_free: give back a block of usable size size. */
+void ltx_alloc_free(void *p, size_t size, int cache);
+
+#endif /* LTX_RT_ALLOC_H */

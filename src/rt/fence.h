@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* An asymmetric fence: a heavy side that spares the hot path any fence. */
+#ifndef LTX_RT_FENCE_H
+#define LTX_RT_FENCE_H
+
+/*
+ * ltx_fence_heavy: make every other thread of the process execute a full
+ * memory barrier before this call returns.  Pairs with a compiler-only
+ * barrier (__atomic_signal_fence) on the light side: a light-side store
+ * that precedes its later loads in program order is either visible to the
+ * loads this thread makes after ltx_fence_heavy, or those later loads of
+ * the light side see every store this thread made before the call (the
+ * Dekker pattern of liburcu's membarrier flavour).
+ *
+ * Uses membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), registered on first
+ * use; where the kernel refuses it, an mprotect() downgrade, whose TLB
+ * shootdown interrupts every CPU running the process.  A system call: for
+ * batched, slow paths only.  Not for signal handlers.
+ */
+void ltx_fence_heavy(void);
+
+#endif /* LTX_RT_FENCE_H */

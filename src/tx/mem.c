@@ -1,0 +1,709 @@
+/* SPDX-License-Identifier: MIT */
+/* Transactional allocation: tm_malloc/tm_free and deferred reclamation. */
+#include <ltx/tm.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cd/invisible.h"
+#include "rt/alloc.h"
+#include "rt/config.h"
+#include "rt/fence.h"
+#include "tx/mem.h"
+#include "tx/tx.h"
+
+/*
+ * The problem (the article, after Figure 8.3): a thread pops and frees an
+ * element while another, whose transaction is doomed, still dereferences
+ * it.  ltx makes the fix cheap as follows.
+ *
+ * 1. tm_free in a transaction takes every line of the block in E, as a
+ *    store would, and marks it LTX_WENTRY_BUMP so that at commit each of
+ *    its orecs gets the commit version even though no byte is stored
+ *    (cd/invisible.c, released_version).  The free is thus a transactional
+ *    write of the whole block: it conflicts with any transaction holding a
+ *    line of it, and after the commit any transaction with an older
+ *    snapshot that touches the block is doomed by the new version before
+ *    it loads a byte of it, so no transaction commits having used a freed
+ *    block.  The block is handed to reclamation by a commit action
+ *    (ltx_tx_add_action); an abort forgets the free.
+ *
+ * 2. What the versions cannot cover: a transaction that checked a line's
+ *    orec before the bump and loads the memory later, and code that reads
+ *    through a pointer obtained in a transaction before it validates (the
+ *    article's pop reads res->c plainly).  Both run inside a transaction
+ *    that was already running when the free committed.  So a freed block
+ *    is released only when every transaction that was running at that
+ *    moment has ended: a grace period, per batch of blocks.
+ *
+ * Grace periods without a fence on the begin path.  Each descriptor
+ * counts its transactions in tx_id and shows whether one is running in
+ * status.  When a thread's batch of freed blocks is sealed (64 blocks or
+ * 256 KiB, after every free in it committed), the thread runs the heavy
+ * side of an asymmetric fence (membarrier, rt/fence.h), then records, for
+ * every other descriptor in a transaction, its tx_id.  The batch may be
+ * released when each recorded descriptor is idle or has a new tx_id.
+ *
+ * Synchronization (Dekker through membarrier): a beginning transaction
+ * stores tx_id, then status ACTIVE (release), then (compiler barrier
+ * only) loads orecs and data.  The freer stores the bumped versions
+ * (commit), runs the heavy fence, then loads status (acquire) and tx_id.
+ * Either the reader's status store is visible to the scan, and the reader
+ * is waited for, or its loads come after the fence and see the bumped
+ * versions and the committed unlink, and it never reaches the block.  For
+ * this the invisible mode's first load re-reads its orec after the status
+ * store (cd/invisible.h).  The release stores of status (idle) and tx_id
+ * pair with the acquire loads of the expiry check: once the check sees a
+ * descriptor idle or on a later transaction, the loads of the transaction
+ * it waited for are over.
+ *
+ * Only transactions count, not threads: a thread outside a transaction,
+ * stalled or not, delays nothing, and no thread ever waits for another
+ * (reclamation is tried when a batch is sealed, by tm_mem_flush, and
+ * every RECLAIM_EVERY allocations while batches are pending).  A thread
+ * stalled inside a transaction keeps the batches sealed during it; they
+ * stay pending (reported in the statistics, and counted in
+ * limit_exceeded when they exceed LTX_MEM_LIMIT) and are released when it
+ * moves on.  A thread that exits leaves its pending batches to the
+ * others (an orphan list that the next reclaiming thread adopts).
+ *
+ * Visible mode (strict two-phase locking, TLRW style): the same E
+ * acquisition of every line makes the free wait for no reader, because a
+ * reader announces S before it loads and a requester loses: while the
+ * freer holds E no reader can load the block, and a reader that holds S
+ * on the line it got the pointer from made the unlinking E fail.  After
+ * the commit no transaction can be reading the block, and doomed readers
+ * load nothing, so the block could be released at commit.  It still goes
+ * through the grace period here (correct in every mode) until the visible
+ * mode is tested with it.
+ */
+
+#define BATCH_BLOCKS 64
+#define BATCH_BYTES ((size_t)256 << 10)
+#define RECLAIM_EVERY 256
+
+struct block {
+	void *p;
+	size_t size; /* usable size, for sdallocx */
+};
+
+/* A transaction that may still read the blocks of a batch. */
+struct waiter {
+	const struct ltx_tx *tx;
+	uint64_t tx_id;
+};
+
+struct batch {
+	struct batch *next;
+	unsigned n;	     /* blocks */
+	unsigned nwait;	     /* waiters still running */
+	size_t bytes;	     /* sum of the blocks' sizes */
+	struct waiter *wait; /* malloc'd; NULL if none */
+	struct block blocks[BATCH_BLOCKS];
+};
+
+/* The blocks allocated or freed by the running transaction. */
+struct log {
+	struct block *b;
+	unsigned n, cap;
+};
+
+struct ltx_mem_thread {
+	int cache;	     /* explicit thread cache; -1 none; -2 not yet */
+	struct batch *open;  /* filling: frees committed, not yet sealed */
+	struct batch *first; /* sealed, waiting for their grace period */
+	uint64_t logged_tx;  /* tx_id whose end actions are registered */
+	struct log allocs, frees;
+	unsigned since_reclaim;
+};
+
+/*
+ * Process-wide.  Synchronization: orphans is a stack of batch chains,
+ * pushed with a release CAS and taken whole with an acquire exchange
+ * (pairs with the push: the batches' contents are visible).  The counters
+ * are relaxed: figures only, and the limit check tolerates a stale value.
+ */
+static struct batch *orphans;
+static uint64_t orphan_bytes, orphan_blocks;
+static uint64_t sealed_bytes, peak_sealed_bytes, limit_exceeded;
+
+#ifdef LTX_DEBUG
+/*
+ * Debug builds: the set of live blocks, so that tm_free of a pointer that
+ * did not come from tm_malloc, or of a block already freed, is reported
+ * (jemalloc gives no safe way to tell: sallocx of a foreign pointer is
+ * undefined).  A mutex-guarded chained hash table: debug builds only.
+ */
+struct live_block {
+	struct live_block *next;
+	void *p;
+};
+
+#define LIVE_BUCKETS 4096
+static struct live_block *live_table[LIVE_BUCKETS];
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t live_bucket(const void *p)
+{
+	return (size_t)(((uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull >> 52) %
+	       LIVE_BUCKETS;
+}
+
+static void live_add(void *p)
+{
+	struct live_block *l = malloc(sizeof(*l));
+
+	if (l == NULL)
+		return; /* untracked: tm_free will not be checked */
+	l->p = p;
+	pthread_mutex_lock(&live_lock);
+	l->next = live_table[live_bucket(p)];
+	live_table[live_bucket(p)] = l;
+	pthread_mutex_unlock(&live_lock);
+}
+
+static bool live_remove(void *p)
+{
+	struct live_block **pp, *l = NULL;
+
+	pthread_mutex_lock(&live_lock);
+	for (pp = &live_table[live_bucket(p)]; *pp != NULL;
+	     pp = &(*pp)->next) {
+		if ((*pp)->p == p) {
+			l = *pp;
+			*pp = l->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&live_lock);
+	free(l);
+	return l != NULL;
+}
+
+static bool live_contains(void *p)
+{
+	struct live_block *l;
+
+	pthread_mutex_lock(&live_lock);
+	for (l = live_table[live_bucket(p)]; l != NULL; l = l->next)
+		if (l->p == p)
+			break;
+	pthread_mutex_unlock(&live_lock);
+	return l != NULL;
+}
+
+static void report_bad_free(void *p)
+{
+	fprintf(stderr,
+		"ltx: tm_free(%p): not a live block from tm_malloc, "
+		"tm_calloc or tm_aligned_alloc (freed twice, or foreign)\n",
+		p);
+	abort();
+}
+
+static void check_and_forget(void *p)
+{
+	if (!live_remove(p))
+		report_bad_free(p);
+}
+#else
+static void live_add(void *p)
+{
+	(void)p;
+}
+
+static bool live_contains(void *p)
+{
+	(void)p;
+	return true;
+}
+
+static void report_bad_free(void *p)
+{
+	(void)p;
+}
+
+static void check_and_forget(void *p)
+{
+	(void)p;
+}
+#endif
+
+/* The calling thread's descriptor and memory state, or NULL (ENOMEM). */
+static struct ltx_mem_thread *thread_state(struct ltx_tx **txp)
+{
+	struct ltx_tx *tx;
+	struct ltx_mem_thread *m;
+
+	if (ltx_alloc_init() != 0)
+		return NULL;
+	tx = ltx_tx_self();
+	if (tx == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	*txp = tx;
+	m = tx->mem;
+	if (m == NULL) {
+		m = calloc(1, sizeof(*m));
+		if (m == NULL) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		m->cache = -2;
+		tx->mem = m;
+	}
+	if (m->cache == -2)
+		m->cache = ltx_alloc_cache_create();
+	return m;
+}
+
+static bool log_push(struct log *l, void *p, size_t size)
+{
+	if (l->n == l->cap) {
+		unsigned cap = l->cap ? 2 * l->cap : 16;
+		struct block *b = realloc(l->b, cap * sizeof(*b));
+
+		if (b == NULL)
+			return false;
+		l->b = b;
+		l->cap = cap;
+	}
+	l->b[l->n++] = (struct block){ p, size };
+	return true;
+}
+
+/* Forget the log, leaving no copy of its pointers (for LeakSanitizer). */
+static void log_clear(struct log *l)
+{
+	if (l->n != 0)
+		memset(l->b, 0, l->n * sizeof(*l->b));
+	l->n = 0;
+}
+
+static void release_blocks(struct ltx_tx *tx, struct ltx_mem_thread *m,
+			   const struct block *b, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		ltx_alloc_free(b[i].p, b[i].size, m->cache);
+	tx->stats.mem_freed_blocks += n;
+}
+
+/* Has every transaction that might read the batch's blocks ended? */
+static bool expired(struct batch *b)
+{
+	unsigned i = 0;
+
+	while (i < b->nwait) {
+		const struct ltx_tx *d = b->wait[i].tx;
+
+		/* Acquire: pairs with the release stores of tx_id and status
+		 * at begin and end (tx/tx.c, cd/invisible.h). */
+		if (__atomic_load_n(&d->tx_id, __ATOMIC_ACQUIRE) !=
+			    b->wait[i].tx_id ||
+		    ltx_status_idle(
+			    __atomic_load_n(&d->status, __ATOMIC_ACQUIRE)))
+			b->wait[i] = b->wait[--b->nwait];
+		else
+			return false;
+	}
+	return true;
+}
+
+static void release_batch(struct ltx_tx *tx, struct ltx_mem_thread *m,
+			  struct batch *b)
+{
+	release_blocks(tx, m, b->blocks, b->n);
+	tx->stats.mem_pending_bytes -= b->bytes;
+	tx->stats.mem_pending_blocks -= b->n;
+	__atomic_sub_fetch(&sealed_bytes, b->bytes, __ATOMIC_RELAXED);
+	free(b->wait);
+	free(b);
+}
+
+/* Take the batches exited threads left; they become ours. */
+static void adopt_orphans(struct ltx_tx *tx, struct ltx_mem_thread *m)
+{
+	struct batch *b, *last;
+
+	if (__atomic_load_n(&orphans, __ATOMIC_RELAXED) == NULL)
+		return;
+	/* Acquire: pairs with the release CAS in ltx_mem_thread_exit. */
+	b = __atomic_exchange_n(&orphans, NULL, __ATOMIC_ACQUIRE);
+	if (b == NULL)
+		return;
+	for (last = b;; last = last->next) {
+		tx->stats.mem_pending_bytes += last->bytes;
+		tx->stats.mem_pending_blocks += last->n;
+		__atomic_sub_fetch(&orphan_bytes, last->bytes,
+				   __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&orphan_blocks, last->n, __ATOMIC_RELAXED);
+		if (last->next == NULL)
+			break;
+	}
+	last->next = m->first;
+	m->first = b;
+}
+
+/* Release every sealed batch whose grace period is over. */
+static void reclaim(struct ltx_tx *tx, struct ltx_mem_thread *m)
+{
+	struct batch **pp = &m->first, *b;
+
+	adopt_orphans(tx, m);
+	while ((b = *pp) != NULL) {
+		if (expired(b)) {
+			*pp = b->next;
+			release_batch(tx, m, b);
+		} else {
+			pp = &b->next;
+		}
+	}
+	m->since_reclaim = 0;
+}
+
+/*
+ * Seal the open batch: record the transactions that may read its blocks
+ * (the heavy fence first: see the top of the file), then try to release
+ * what can be.  If there is no memory for the record, the batch stays
+ * open and sealing is tried again at the next free.
+ */
+static void seal(struct ltx_tx *tx, struct ltx_mem_thread *m)
+{
+	struct batch *b = m->open;
+	struct ltx_tx *head, *d;
+	unsigned n = 0;
+	uint64_t now, peak;
+
+	if (b == NULL || b->n == 0)
+		return;
+	ltx_fence_heavy();
+	head = ltx_tx_registry();
+	for (d = head; d != NULL; d = d->next_all)
+		n++;
+	b->wait = malloc(n * sizeof(*b->wait));
+	if (b->wait == NULL)
+		return;
+	b->nwait = 0;
+	for (d = head; d != NULL; d = d->next_all) {
+		if (d == tx)
+			continue;
+		/* Acquire: pairs with the release store of status at begin,
+		 * made after the new tx_id was stored. */
+		if (ltx_status_idle(
+			    __atomic_load_n(&d->status, __ATOMIC_ACQUIRE)))
+			continue;
+		b->wait[b->nwait++] = (struct waiter){
+			d, __atomic_load_n(&d->tx_id, __ATOMIC_RELAXED)
+		};
+	}
+	m->open = NULL;
+	b->next = m->first;
+	m->first = b;
+	now = __atomic_add_fetch(&sealed_bytes, b->bytes, __ATOMIC_RELAXED);
+	peak = __atomic_load_n(&peak_sealed_bytes, __ATOMIC_RELAXED);
+	while (now > peak &&
+	       !__atomic_compare_exchange_n(&peak_sealed_bytes, &peak, now,
+					    true, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+	reclaim(tx, m);
+	if (__atomic_load_n(&sealed_bytes, __ATOMIC_RELAXED) >
+	    __atomic_load_n(&ltx_config.mem_limit, __ATOMIC_RELAXED))
+		__atomic_add_fetch(&limit_exceeded, 1, __ATOMIC_RELAXED);
+}
+
+/* A committed free: the block joins the open batch. */
+static void defer(struct ltx_tx *tx, struct ltx_mem_thread *m, void *p,
+		  size_t size)
+{
+	struct batch *b = m->open;
+
+	if (b != NULL && b->n == BATCH_BLOCKS) {
+		seal(tx, m); /* failed before for want of memory */
+		b = m->open;
+	}
+	if (b == NULL || b->n == BATCH_BLOCKS) {
+		b = b == NULL ? malloc(sizeof(*b)) : NULL;
+		if (b == NULL) {
+			/* No memory to track it: never reuse the block
+			 * (safe), and say so once. */
+			static int warned;
+
+			if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+				fprintf(stderr, "ltx: tm_free: out of memory "
+						"for reclamation; blocks are "
+						"leaked\n");
+			return;
+		}
+		b->n = 0;
+		b->bytes = 0;
+		b->nwait = 0;
+		b->wait = NULL;
+		m->open = b;
+	}
+	b->blocks[b->n++] = (struct block){ p, size };
+	b->bytes += size;
+	tx->stats.mem_pending_bytes += size;
+	tx->stats.mem_pending_blocks++;
+	/* Above the limit, seal (and try to reclaim) 8 times as often. */
+	if (b->n == BATCH_BLOCKS || b->bytes >= BATCH_BYTES ||
+	    (b->n % (BATCH_BLOCKS / 8) == 0 &&
+	     __atomic_load_n(&sealed_bytes, __ATOMIC_RELAXED) + b->bytes >
+		     __atomic_load_n(&ltx_config.mem_limit, __ATOMIC_RELAXED)))
+		seal(tx, m);
+}
+
+/* Commit action: the frees take effect; the allocations are kept. */
+static void committed(void *arg)
+{
+	struct ltx_tx *tx = arg;
+	struct ltx_mem_thread *m = tx->mem;
+
+	m->logged_tx = 0;
+	log_clear(&m->allocs);
+	for (unsigned i = 0; i < m->frees.n; i++)
+		defer(tx, m, m->frees.b[i].p, m->frees.b[i].size);
+	log_clear(&m->frees);
+}
+
+/* Abort action: the frees are forgotten, the allocations released (no
+ * other thread can have seen them: they were only in buffered stores). */
+static void aborted(void *arg)
+{
+	struct ltx_tx *tx = arg;
+	struct ltx_mem_thread *m = tx->mem;
+
+	m->logged_tx = 0;
+	for (unsigned i = 0; i < m->frees.n; i++)
+		live_add(m->frees.b[i].p);
+	log_clear(&m->frees);
+	for (unsigned i = 0; i < m->allocs.n; i++) {
+		check_and_forget(m->allocs.b[i].p);
+		m->allocs.b[i].size = ltx_alloc_usable(m->allocs.b[i].p);
+	}
+	release_blocks(tx, m, m->allocs.b, m->allocs.n);
+	log_clear(&m->allocs);
+}
+
+/* Have committed/aborted run when the current transaction ends. */
+static bool log_transaction(struct ltx_tx *tx, struct ltx_mem_thread *m)
+{
+	if (m->logged_tx == tx->tx_id)
+		return true;
+	/* The abort action first: if the commit action cannot be added the
+	 * transaction is doomed, and the abort action cleans up. */
+	if (!ltx_tx_add_action(tx, aborted, tx, false))
+		return false;
+	m->logged_tx = tx->tx_id;
+	return ltx_tx_add_action(tx, committed, tx, true);
+}
+
+static int status_of(const struct ltx_tx *tx)
+{
+	return __atomic_load_n(&tx->status, __ATOMIC_RELAXED);
+}
+
+void *ltx_mem_alloc(size_t size, size_t align, bool zero)
+{
+	struct ltx_tx *tx;
+	struct ltx_mem_thread *m = thread_state(&tx);
+	void *p;
+
+	if (m == NULL)
+		return NULL;
+	/* Whole words, so that tm_free's LTX of a word of each line stays
+	 * inside the block (take_lines). */
+	if (size > SIZE_MAX - 7) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	size = size == 0 ? 8 : (size + 7) & ~(size_t)7;
+	p = ltx_alloc(size, align, zero, m->cache);
+	if (p == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	tx->stats.mem_alloc_blocks++;
+	live_add(p);
+	if (!ltx_status_idle(status_of(tx)) &&
+	    (!log_transaction(tx, m) || !log_push(&m->allocs, p, 0))) {
+		/* No memory to log the block (the size is found if the
+		 * transaction aborts): give it back now; the transaction is
+		 * doomed (TM_ABORT_NOMEM) if it was not already. */
+		if (status_of(tx) == LTX_ACTIVE)
+			ltx_tx_doom(tx, TM_ABORT_NOMEM | TM_ABORT_CAPACITY);
+		check_and_forget(p);
+		ltx_alloc_free(p, ltx_alloc_usable(p), m->cache);
+		tx->stats.mem_freed_blocks++;
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (m->first != NULL && ++m->since_reclaim >= RECLAIM_EVERY)
+		reclaim(tx, m);
+	return p;
+}
+
+/*
+ * Take every line of [p, p + size) in E, marked to get a new version at
+ * commit.  Begins a transaction if none is running.  Returns false if the
+ * transaction is doomed.
+ */
+static bool take_lines(struct ltx_tx *tx, void *p, size_t size)
+{
+	uintptr_t a = (uintptr_t)p; /* word-aligned, as blocks are */
+	uintptr_t end = (uintptr_t)p + (size & ~(size_t)7);
+
+	/* LTX of a word of the block in each line: never a byte outside
+	 * (blocks are whole words: ltx_mem_alloc). */
+	while (a < end) {
+		ltx_tx_load(tx, (const void *)a, true);
+		if (status_of(tx) != LTX_ACTIVE)
+			return false;
+		if (tx->mode == LTX_MODE_INVISIBLE)
+			ltx_inv_bump_line(tx, (const void *)a);
+		a = (a & ~LTX_LINE_MASK) + LTX_LINE_SIZE;
+	}
+	return true;
+}
+
+void ltx_mem_free(void *p)
+{
+	struct ltx_tx *tx;
+	struct ltx_mem_thread *m;
+	size_t size;
+
+	if (p == NULL)
+		return;
+	if (!ltx_alloc_loaded()) {
+		fprintf(stderr, "ltx: tm_free(%p): tm_malloc was never "
+				"called: not a block from tm_malloc\n",
+			p);
+		abort();
+	}
+	m = thread_state(&tx);
+	if (m == NULL)
+		return; /* cannot happen once the backend is loaded */
+	if (status_of(tx) == LTX_DOOMED)
+		return; /* the free will not happen; p may be stale */
+	/*
+	 * Debug builds: a block not live here may also be one that another
+	 * transaction is freeing (it holds the lines) or has freed (the
+	 * lines have a new version): taking its first line dooms us then.
+	 * Only a live transaction or a non-transactional call that gets
+	 * past that is freeing a block twice, or a foreign pointer.
+	 */
+	if (!live_contains(p)) {
+		if (status_of(tx) == LTX_ACTIVE && !take_lines(tx, p, 8))
+			return;
+		report_bad_free(p);
+	}
+	size = ltx_alloc_usable(p);
+	if (ltx_status_idle(status_of(tx))) {
+		/* A transaction of its own, retried until it commits: it
+		 * fails only while another transaction holds a line of the
+		 * block, which a correct program ends soon. */
+		do
+			take_lines(tx, p, size);
+		while (!ltx_tx_commit(tx));
+		check_and_forget(p);
+		defer(tx, m, p, size);
+		return;
+	}
+	if (!take_lines(tx, p, size))
+		return; /* doomed: the free will not happen */
+	/* The lines are ours: no other free of p can be under way. */
+	check_and_forget(p);
+	if (log_transaction(tx, m) && log_push(&m->frees, p, size))
+		return;
+	if (status_of(tx) == LTX_ACTIVE)
+		ltx_tx_doom(tx, TM_ABORT_NOMEM | TM_ABORT_CAPACITY);
+	live_add(p); /* the abort forgets the free */
+}
+
+void ltx_mem_flush(void)
+{
+	struct ltx_tx *tx;
+	struct ltx_mem_thread *m = thread_state(&tx);
+
+	if (m == NULL)
+		return;
+	seal(tx, m);
+	reclaim(tx, m);
+}
+
+void ltx_mem_thread_exit(struct ltx_tx *tx)
+{
+	struct ltx_mem_thread *m = tx->mem;
+	struct batch *last;
+
+	if (m == NULL)
+		return;
+	seal(tx, m);
+	reclaim(tx, m);
+	if (m->open != NULL) {
+		/* Could not be sealed (no memory): leak it, never reuse. */
+		tx->stats.mem_pending_bytes -= m->open->bytes;
+		tx->stats.mem_pending_blocks -= m->open->n;
+		m->open = NULL;
+	}
+	if (m->first != NULL) {
+		for (last = m->first;; last = last->next) {
+			tx->stats.mem_pending_bytes -= last->bytes;
+			tx->stats.mem_pending_blocks -= last->n;
+			__atomic_add_fetch(&orphan_bytes, last->bytes,
+					   __ATOMIC_RELAXED);
+			__atomic_add_fetch(&orphan_blocks, last->n,
+					   __ATOMIC_RELAXED);
+			if (last->next == NULL)
+				break;
+		}
+		last->next = __atomic_load_n(&orphans, __ATOMIC_RELAXED);
+		/* Release: pairs with the acquire exchange in
+		 * adopt_orphans. */
+		while (!__atomic_compare_exchange_n(&orphans, &last->next,
+						    m->first, true,
+						    __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED))
+			;
+		m->first = NULL;
+	}
+	ltx_alloc_cache_destroy(m->cache);
+	m->cache = -2;
+	free(m->allocs.b);
+	free(m->frees.b);
+	m->allocs = (struct log){ 0 };
+	m->frees = (struct log){ 0 };
+}
+
+static void add_stats(struct ltx_tx *tx, void *arg)
+{
+	struct tm_mem_stats *out = arg;
+	const struct ltx_stats *s = &tx->stats;
+
+	out->pending_bytes +=
+		__atomic_load_n(&s->mem_pending_bytes, __ATOMIC_RELAXED);
+	out->pending_blocks +=
+		__atomic_load_n(&s->mem_pending_blocks, __ATOMIC_RELAXED);
+	out->freed_blocks +=
+		__atomic_load_n(&s->mem_freed_blocks, __ATOMIC_RELAXED);
+	out->alloc_blocks +=
+		__atomic_load_n(&s->mem_alloc_blocks, __ATOMIC_RELAXED);
+}
+
+void ltx_mem_stats(struct tm_mem_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	ltx_tx_foreach(add_stats, out);
+	out->pending_bytes += __atomic_load_n(&orphan_bytes, __ATOMIC_RELAXED);
+	out->pending_blocks +=
+		__atomic_load_n(&orphan_blocks, __ATOMIC_RELAXED);
+	out->peak_pending_bytes =
+		__atomic_load_n(&peak_sealed_bytes, __ATOMIC_RELAXED);
+	out->limit_exceeded =
+		__atomic_load_n(&limit_exceeded, __ATOMIC_RELAXED);
+}

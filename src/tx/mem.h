@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* Transactional allocation: tm_malloc/tm_free and deferred reclamation. */
+#ifndef LTX_TX_MEM_H
+#define LTX_TX_MEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct ltx_tx;
+struct tm_mem_stats;
+
+/*
+ * ltx_mem_alloc: a block of size bytes aligned to align (0: default),
+ * zeroed if zero.  Inside a transaction it is given back if the
+ * transaction aborts.  NULL with errno ENOMEM on failure.
+ */
+void *ltx_mem_alloc(size_t size, size_t align, bool zero);
+
+/*
+ * ltx_mem_free: tm_free.  The block is released to the allocator once the
+ * free is committed and no transaction that might read it can exist.
+ */
+void ltx_mem_free(void *p);
+
+/* ltx_mem_flush: tm_mem_flush. */
+void ltx_mem_flush(void);
+
+/* ltx_mem_stats: tm_mem_stats. */
+void ltx_mem_stats(struct tm_mem_stats *out);
+
+/*
+ * ltx_mem_thread_exit: the thread owning tx ends: release what can be
+ * released, hand the rest to the other threads, destroy its cache.
+ */
+void ltx_mem_thread_exit(struct ltx_tx *tx);
+
+#endif /* LTX_TX_MEM_H */

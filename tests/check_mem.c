@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: MIT */
+/* Transactional allocation: tm_malloc/tm_free and safe reclamation. */
+#define _GNU_SOURCE
+#include <ltx/tm.h>
+
+#include <check.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct tm_mem_stats stats(void)
+{
+	struct tm_mem_stats s;
+
+	ck_assert_int_eq(tm_mem_stats(&s), 0);
+	return s;
+}
+
+/* Blocks returned by tm_malloc and not yet released to the allocator. */
+static int64_t live_blocks(void)
+{
+	struct tm_mem_stats s = stats();
+
+	return (int64_t)(s.alloc_blocks - s.freed_blocks);
+}
+
+static void set(const char *name, const char *value)
+{
+	ck_assert_int_eq(tm_config_set(name, value), 0);
+}
+
+START_TEST(test_tm_malloc_leaves_program_malloc_alone)
+{
+	Dl_info info;
+	void *p = tm_malloc(100), *q;
+
+	ck_assert_ptr_nonnull(p);
+	memset(p, 1, 100);
+	/* jemalloc was loaded privately: none of its names is global, and
+	 * the program's malloc is still the one it had. */
+	ck_assert_ptr_null(dlsym(RTLD_DEFAULT, "mallocx"));
+	ck_assert_ptr_null(dlsym(RTLD_DEFAULT, "sdallocx"));
+	ck_assert_int_ne(dladdr(dlsym(RTLD_DEFAULT, "malloc"), &info), 0);
+	ck_assert_ptr_null(strstr(info.dli_fname, "jemalloc"));
+	ck_assert_ptr_null(strstr(info.dli_fname, "libltx"));
+	q = malloc(10);
+	free(q);
+	tm_free(p);
+}
+END_TEST
+
+START_TEST(test_calloc_zeroes_and_aligned_alloc_aligns)
+{
+	unsigned char *p = tm_calloc(100, 10);
+	void *q = tm_aligned_alloc(4096, 100);
+
+	ck_assert_ptr_nonnull(p);
+	for (int i = 0; i < 1000; i++)
+		ck_assert_int_eq(p[i], 0);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_uint_eq((uintptr_t)q % 4096, 0);
+	tm_free(p);
+	tm_free(q);
+	errno = 0;
+	ck_assert_ptr_null(tm_calloc(SIZE_MAX / 2, 3));
+	ck_assert_int_eq(errno, ENOMEM);
+	errno = 0;
+	ck_assert_ptr_null(tm_aligned_alloc(48, 100));
+	ck_assert_int_eq(errno, EINVAL);
+	tm_free(NULL);
+}
+END_TEST
+
+static uintptr_t slot;
+
+START_TEST(test_alloc_in_aborted_transaction_is_released)
+{
+	int64_t before;
+	void *p, *q, *r;
+
+	tm_free(tm_malloc(1)); /* load the allocator */
+	tm_mem_flush();
+	before = live_blocks();
+	(void)tm_lt(&slot); /* begin */
+	p = tm_malloc(64);
+	q = tm_calloc(4, 100);
+	r = tm_aligned_alloc(256, 1000);
+	ck_assert(p && q && r);
+	ck_assert_uint_eq((uintptr_t)r % 256, 0);
+	tm_st(&slot, (uintptr_t)p);
+	ck_assert_int_eq(live_blocks(), before + 3);
+	tm_abort();
+	ck_assert_int_eq(live_blocks(), before);
+	ck_assert_uint_eq(tm_lt(&slot), 0);
+	ck_assert(tm_commit());
+	/* LeakSanitizer also checks, at exit, that nothing leaked. */
+}
+END_TEST
+
+START_TEST(test_alloc_in_committed_transaction_is_kept)
+{
+	int64_t before;
+	long *p;
+
+	tm_free(tm_malloc(1));
+	tm_mem_flush();
+	before = live_blocks();
+	(void)tm_lt(&slot);
+	p = tm_malloc(sizeof(*p));
+	*p = 7;
+	tm_st(&slot, (uintptr_t)p);
+	ck_assert(tm_commit());
+	ck_assert_ptr_eq((void *)slot, p);
+	ck_assert_int_eq(*p, 7);
+	ck_assert_int_eq(live_blocks(), before + 1);
+	tm_free(p);
+	slot = 0;
+	/* Alone in the process: nothing can read it, the flush frees it. */
+	tm_mem_flush();
+	ck_assert_int_eq(live_blocks(), before);
+	ck_assert_uint_eq(stats().pending_blocks, 0);
+}
+END_TEST
+
+START_TEST(test_free_in_aborted_transaction_keeps_block)
+{
+	long *p = tm_malloc(sizeof(*p));
+	int64_t before;
+
+	tm_mem_flush();
+	before = live_blocks();
+	(void)tm_lt(&slot);
+	tm_free(p);
+	tm_abort();
+	*p = 3; /* still ours: ASan would object otherwise */
+	ck_assert_int_eq(*p, 3);
+	tm_mem_flush();
+	ck_assert_int_eq(live_blocks(), before);
+	ck_assert_uint_eq(stats().pending_blocks, 0);
+	tm_free(p);
+}
+END_TEST
+
+/*
+ * The article's problem, made deterministic: a reader takes the top of a
+ * stack with LT and validates; a freer pops that element and frees it
+ * (committing); the reader, now doomed but not knowing it, dereferences
+ * the element as the article's pop does (plainly) and transactionally.
+ * The block must not be released before the reader's transaction ends
+ * (AddressSanitizer would report the plain read), the transactional read
+ * must fail without reading, and the reader must not commit.
+ */
+struct elem {
+	long value;
+	struct elem *next;
+};
+
+static struct elem *top;
+static sem_t reader_has_it, freer_done;
+static long plain_value, tm_value;
+static bool reader_committed;
+
+static void *doomed_reader(void *arg)
+{
+	struct elem *res = (struct elem *)tm_lt(&top);
+
+	(void)arg;
+	ck_assert(tm_validate());
+	sem_post(&reader_has_it);
+	sem_wait(&freer_done);
+	plain_value = res->value;   /* as the article's pop reads res->c */
+	tm_value = (long)tm_lt(&res->value);
+	reader_committed = tm_commit();
+	return NULL;
+}
+
+START_TEST(test_doomed_reader_never_sees_freed_block)
+{
+	struct elem *a = tm_malloc(sizeof(*a)), *b = tm_malloc(sizeof(*b));
+	struct elem *res;
+	uint64_t freed;
+	pthread_t t;
+
+	b->value = 2;
+	b->next = NULL;
+	a->value = 1;
+	a->next = b;
+	top = a;
+	sem_init(&reader_has_it, 0, 0);
+	sem_init(&freer_done, 0, 0);
+	pthread_create(&t, NULL, doomed_reader, NULL);
+	sem_wait(&reader_has_it);
+
+	/* Pop a and free it, in one transaction. */
+	res = (struct elem *)tm_ltx(&top);
+	ck_assert_ptr_eq(res, a);
+	tm_st(&top, tm_lt(&res->next));
+	tm_free(res);
+	ck_assert(tm_commit());
+	freed = stats().freed_blocks;
+	tm_mem_flush();
+	/* The reader's transaction is running: a must wait for it. */
+	ck_assert_uint_eq(stats().pending_blocks, 1);
+	ck_assert_uint_eq(stats().freed_blocks, freed);
+
+	sem_post(&freer_done);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(plain_value, 1);
+	ck_assert_int_eq(tm_value, 0); /* doomed: the load read nothing */
+	ck_assert(!reader_committed);
+	tm_mem_flush();
+	ck_assert_uint_eq(stats().pending_blocks, 0);
+	ck_assert_uint_eq(stats().freed_blocks, freed + 1);
+	tm_free(b);
+	top = NULL;
+}
+END_TEST
+
+/* A sorted linked list of tm_malloc'd nodes, with a sentinel head. */
+struct node {
+	long key;
+	struct node *next;
+	char payload[240]; /* 256-byte nodes: a leak shows quickly */
+};
+
+static struct node list_head = { .key = -1 };
+
+/* Find the first node with key >= key; *prevp gets its predecessor. */
+static struct node *list_find(long key, struct node **prevp)
+{
+	struct node *prev = &list_head;
+	struct node *cur = (struct node *)tm_lt(&list_head.next);
+
+	while (cur != NULL && (long)tm_lt(&cur->key) < key) {
+		prev = cur;
+		cur = (struct node *)tm_lt(&cur->next);
+	}
+	*prevp = prev;
+	return cur;
+}
+
+static bool list_insert(long key)
+{
+	for (;;) {
+		struct node *prev, *cur = list_find(key, &prev), *n;
+
+		if (cur != NULL && (long)tm_lt(&cur->key) == key) {
+			if (tm_commit())
+				return false;
+			continue;
+		}
+		n = tm_malloc(sizeof(*n));
+		ck_assert_ptr_nonnull(n);
+		n->key = key;
+		n->next = cur;
+		tm_st(&prev->next, (uintptr_t)n);
+		if (tm_commit())
+			return true;
+	}
+}
+
+static bool list_delete(long key)
+{
+	for (;;) {
+		struct node *prev, *cur = list_find(key, &prev);
+
+		if (cur == NULL || (long)tm_lt(&cur->key) != key) {
+			if (tm_commit())
+				return false;
+			continue;
+		}
+		tm_st(&prev->next, tm_lt(&cur->next));
+		tm_free(cur);
+		if (tm_commit())
+			return true;
+	}
+}
+
+/* Check the list is sorted; return its length. */
+static long list_check(void)
+{
+	long n = 0, last = -1;
+
+	for (struct node *c = list_head.next; c != NULL; c = c->next, n++) {
+		ck_assert_int_gt(c->key, last);
+		last = c->key;
+	}
+	return n;
+}
+
+static void list_clear(void)
+{
+	struct node *c = list_head.next, *next;
+
+	list_head.next = NULL;
+	for (; c != NULL; c = next) {
+		next = c->next;
+		tm_free(c);
+	}
+}
+
+#define KEYS 128
+
+struct churn {
+	pthread_t thread;
+	unsigned seed;
+	long ops, inserted, deleted;
+};
+
+static void *churn(void *arg)
+{
+	struct churn *c = arg;
+
+	for (long i = 0; i < c->ops; i++) {
+		long key = rand_r(&c->seed) % KEYS;
+
+		if (rand_r(&c->seed) & 1)
+			c->inserted += list_insert(key);
+		else
+			c->deleted += list_delete(key);
+	}
+	return NULL;
+}
+
+static void run_churn(struct churn *c, int n, long ops)
+{
+	for (int i = 0; i < n; i++) {
+		c[i] = (struct churn){ .seed = 1234u + (unsigned)i,
+					.ops = ops };
+		pthread_create(&c[i].thread, NULL, churn, &c[i]);
+	}
+	for (int i = 0; i < n; i++)
+		pthread_join(c[i].thread, NULL);
+}
+
+START_TEST(test_list_churn_keeps_memory_bounded)
+{
+	const int threads[] = { 2, 4, 8 };
+	const long ops = 20000;
+	long all_deleted = 0;
+
+	tm_free(tm_malloc(1));
+	tm_mem_flush();
+	ck_assert_int_eq(live_blocks(), 0);
+	for (unsigned t = 0; t < 3; t++) {
+		struct churn c[8];
+		long size = list_check(), deleted = 0;
+		struct tm_mem_stats s;
+
+		run_churn(c, threads[t], ops);
+		for (int i = 0; i < threads[t]; i++) {
+			size += c[i].inserted - c[i].deleted;
+			deleted += c[i].deleted;
+		}
+		ck_assert_int_eq(list_check(), size);
+		/* Every thread has exited, none is in a transaction: all
+		 * that was freed can be released now. */
+		tm_mem_flush();
+		s = stats();
+		ck_assert_uint_eq(s.pending_blocks, 0);
+		ck_assert_int_eq(live_blocks(), size);
+		ck_assert_int_gt(deleted, 1000);
+		all_deleted += deleted;
+	}
+	/*
+	 * Reclamation runs as the threads go: what waits at once depends on
+	 * how long a thread is preempted inside a transaction, not on how
+	 * much is freed.  Releasing only at the end (or never) would make
+	 * the peak the last round's frees, more than half of them all.
+	 */
+	ck_assert_uint_le(stats().peak_pending_bytes,
+			  (uint64_t)all_deleted * sizeof(struct node) / 2);
+	list_clear();
+	tm_mem_flush();
+	ck_assert_int_eq(live_blocks(), 0);
+}
+END_TEST
+
+/*
+ * A thread stalls inside a transaction while others churn: they make
+ * progress (they finish), but nothing they free is released while the
+ * stalled transaction could read it; it all is once it ends.
+ */
+static sem_t stalled_began, stall_over;
+
+static void *stall(void *arg)
+{
+	(void)arg;
+	(void)tm_lt(&list_head.next);
+	sem_post(&stalled_began);
+	sem_wait(&stall_over);
+	tm_commit();
+	return NULL;
+}
+
+START_TEST(test_stalled_transaction_delays_reclamation_not_progress)
+{
+	struct churn c[4];
+	struct tm_mem_stats s;
+	uint64_t freed_before;
+	long size = 0, deleted = 0;
+	pthread_t t;
+
+	set("LTX_MEM_LIMIT", "64k");
+	for (long k = 0; k < KEYS; k += 2)
+		list_insert(k);
+	tm_mem_flush();
+	freed_before = stats().freed_blocks;
+	sem_init(&stalled_began, 0, 0);
+	sem_init(&stall_over, 0, 0);
+	pthread_create(&t, NULL, stall, NULL);
+	sem_wait(&stalled_began);
+
+	run_churn(c, 4, 4000); /* progress: they all finish */
+	size = KEYS / 2;
+	for (int i = 0; i < 4; i++) {
+		size += c[i].inserted - c[i].deleted;
+		deleted += c[i].deleted;
+	}
+	tm_mem_flush();
+	s = stats();
+	/* Every node deleted during the stall is still pending, and the
+	 * excess over LTX_MEM_LIMIT was reported. */
+	ck_assert_int_gt(deleted, 0);
+	ck_assert_uint_eq(s.pending_blocks, (uint64_t)deleted);
+	ck_assert_uint_gt(s.limit_exceeded, 0);
+	/* Only allocations undone by aborts were released meanwhile. */
+	ck_assert_int_eq(live_blocks(), size + deleted);
+	(void)freed_before;
+
+	sem_post(&stall_over);
+	pthread_join(t, NULL);
+	tm_mem_flush();
+	ck_assert_uint_eq(stats().pending_blocks, 0);
+	ck_assert_int_eq(live_blocks(), size);
+	ck_assert_int_eq(list_check(), size);
+	list_clear();
+	tm_mem_flush();
+	ck_assert_int_eq(live_blocks(), 0);
+}
+END_TEST
+
+#ifdef LTX_DEBUG
+START_TEST(test_double_free_is_reported)
+{
+	void *p = tm_malloc(16);
+
+	tm_free(p);
+	tm_free(p);
+}
+END_TEST
+
+START_TEST(test_foreign_pointer_is_reported)
+{
+	void *p = malloc(16);
+
+	tm_free(tm_malloc(16));
+	tm_free(p);
+}
+END_TEST
+#endif
+
+int main(void)
+{
+	Suite *s = suite_create("mem");
+	TCase *tc = tcase_create("core");
+	TCase *stress = tcase_create("stress");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_tm_malloc_leaves_program_malloc_alone);
+	tcase_add_test(tc, test_calloc_zeroes_and_aligned_alloc_aligns);
+	tcase_add_test(tc, test_alloc_in_aborted_transaction_is_released);
+	tcase_add_test(tc, test_alloc_in_committed_transaction_is_kept);
+	tcase_add_test(tc, test_free_in_aborted_transaction_keeps_block);
+	tcase_add_test(tc, test_doomed_reader_never_sees_freed_block);
+#ifdef LTX_DEBUG
+	tcase_add_test_raise_signal(tc, test_double_free_is_reported, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_foreign_pointer_is_reported,
+				    SIGABRT);
+#endif
+	suite_add_tcase(s, tc);
+	tcase_set_timeout(stress, 120);
+	tcase_add_test(stress, test_list_churn_keeps_memory_bounded);
+	tcase_add_test(
+		stress, test_stalled_transaction_delays_reclamation_not_progress);
+	suite_add_tcase(s, stress);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
