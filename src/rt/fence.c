@@ -44,9 +44,14 @@ void ltx_fence_heavy(void)
 	 * interrupt that serializes that CPU.  The lock keeps two callers from
 	 * undoing each other's protection change.
 	 */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (dummy_page == NULL)
-		return; /* no mapping: nothing better is possible */
+	if (dummy_page == NULL) {
+		/* No mapping: a full barrier here is all that is left (an
+		 * RMW, which TSan models, unlike a bare fence). */
+		static int dummy;
+
+		__atomic_fetch_add(&dummy, 1, __ATOMIC_SEQ_CST);
+		return;
+	}
 	pthread_mutex_lock(&dummy_lock);
 	mprotect(dummy_page, 4096, PROT_READ | PROT_WRITE);
 	__atomic_add_fetch(dummy_page, 1, __ATOMIC_SEQ_CST);

@@ -226,7 +226,7 @@ struct ltx_tx *ltx_tx_self(void)
 	tx->cause = 0;
 	tx->end_state = 0;
 	tx->mode = ltx_config.mode;
-	tx->status = idle_status();
+	store_status(tx, idle_status()); /* tm_free reads it (tx/mem.c) */
 	tx->checkpoint = NULL;
 	tx->atomic_depth = 0;
 	tx->rng = ((uint64_t)(uintptr_t)tx * LTX_OREC_MUL) ^ ltx_cycles();
