@@ -9,14 +9,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/access.h"
 #include "cd/invisible.h"
 #include "cd/orec.h"
 #include "rt/alloc.h"
 #include "rt/config.h"
 #include "rt/signal.h"
 #include "tx/tx.h"
-
-#define WORD_MASK ((uintptr_t)sizeof(uint64_t) - 1)
 
 __attribute__((constructor)) static void load_config(void)
 {
@@ -25,155 +24,73 @@ __attribute__((constructor)) static void load_config(void)
 	ltx_signal_init();
 }
 
-/* LT or LTX of the aligned word at a: the fast path, else the full one. */
-static inline __attribute__((always_inline)) uint64_t
-load_word(const void *a, bool excl)
-{
-	struct ltx_tx *tx = ltx_self;
-	uint64_t x;
-
-	if (excl ? ltx_inv_fast_load_excl(tx, a, &x)
-		 : ltx_inv_fast_load(tx, a, &x))
-		return x;
-	return ltx_tx_load(tx, a, excl);
-}
-
-/* ST of size bytes at a (aligned to size). */
-static inline __attribute__((always_inline)) void
-store_sized(void *a, uint64_t val, unsigned size)
-{
-	struct ltx_tx *tx = ltx_self;
-
-	if (ltx_inv_fast_store(tx, a, val, size))
-		return;
-	ltx_tx_store(tx, a, val, size);
-}
-
-/* Any n bytes at src, one aligned word at a time (a doomed tx reads 0s). */
-static void load_bytes(void *dst, const void *src, size_t n, bool excl)
-{
-	uintptr_t p = (uintptr_t)src;
-	char *d = dst;
-
-	while (n > 0) {
-		uintptr_t word = p & ~WORD_MASK;
-		size_t off = p - word, k = sizeof(uint64_t) - off;
-		uint64_t x = load_word((const void *)word, excl);
-
-		if (k > n)
-			k = n;
-		memcpy(d, (const char *)&x + off, k);
-		d += k;
-		p += k;
-		n -= k;
-	}
-}
-
-static void store_bytes(void *dst, const void *src, size_t n)
-{
-	uintptr_t p = (uintptr_t)dst;
-	const char *s = src;
-
-	while (n > 0) {
-		uint64_t x;
-
-		if ((p & WORD_MASK) == 0 && n >= sizeof(x)) {
-			memcpy(&x, s, sizeof(x));
-			store_sized((void *)p, x, sizeof(x));
-			p += sizeof(x);
-			s += sizeof(x);
-			n -= sizeof(x);
-		} else {
-			store_sized((void *)p, (uint8_t)*s, 1);
-			p++;
-			s++;
-			n--;
-		}
-	}
-}
-
-/* A naturally aligned sub-word object: extract it from its word. */
-static inline uint64_t load_sized(const void *a, unsigned size, bool excl)
-{
-	uintptr_t p = (uintptr_t)a;
-	uint64_t x;
-
-	if (ltx_unlikely(p & (size - 1))) {
-		x = 0;
-		load_bytes(&x, a, size, excl);
-		return x;
-	}
-	x = load_word((const void *)(p & ~WORD_MASK), excl);
-	return x >> ((p & WORD_MASK) * 8);
-}
-
 tm_word_t tm_lt(const void *addr)
 {
-	if (ltx_unlikely((uintptr_t)addr & WORD_MASK))
-		return (tm_word_t)load_sized(addr, sizeof(tm_word_t), false);
-	return (tm_word_t)load_word(addr, false);
+	if (ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))
+		return (tm_word_t)ltx_access_load_sized(addr, sizeof(tm_word_t), false);
+	return (tm_word_t)ltx_access_load_word(addr, false);
 }
 
 tm_word_t tm_ltx(const void *addr)
 {
-	if (ltx_unlikely((uintptr_t)addr & WORD_MASK))
-		return (tm_word_t)load_sized(addr, sizeof(tm_word_t), true);
-	return (tm_word_t)load_word(addr, true);
+	if (ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))
+		return (tm_word_t)ltx_access_load_sized(addr, sizeof(tm_word_t), true);
+	return (tm_word_t)ltx_access_load_word(addr, true);
 }
 
 /* A misaligned store goes byte by byte (it may straddle two lines). */
 static __attribute__((noinline)) void store_misaligned(void *addr, uint64_t val,
 						       unsigned size)
 {
-	store_bytes(addr, &val, size);
+	ltx_access_store_bytes(addr, &val, size);
 }
 
 void tm_st(void *addr, tm_word_t val)
 {
-	if (ltx_unlikely((uintptr_t)addr & WORD_MASK))
+	if (ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))
 		store_misaligned(addr, val, sizeof(val));
 	else
-		store_sized(addr, val, sizeof(val));
+		ltx_access_store_sized(addr, val, sizeof(val));
 }
 
 uint8_t tm_lt_u8(const void *addr)
 {
-	return (uint8_t)load_sized(addr, 1, false);
+	return (uint8_t)ltx_access_load_sized(addr, 1, false);
 }
 
 uint16_t tm_lt_u16(const void *addr)
 {
-	return (uint16_t)load_sized(addr, 2, false);
+	return (uint16_t)ltx_access_load_sized(addr, 2, false);
 }
 
 uint32_t tm_lt_u32(const void *addr)
 {
-	return (uint32_t)load_sized(addr, 4, false);
+	return (uint32_t)ltx_access_load_sized(addr, 4, false);
 }
 
 uint64_t tm_lt_u64(const void *addr)
 {
-	return load_sized(addr, 8, false);
+	return ltx_access_load_sized(addr, 8, false);
 }
 
 uint8_t tm_ltx_u8(const void *addr)
 {
-	return (uint8_t)load_sized(addr, 1, true);
+	return (uint8_t)ltx_access_load_sized(addr, 1, true);
 }
 
 uint16_t tm_ltx_u16(const void *addr)
 {
-	return (uint16_t)load_sized(addr, 2, true);
+	return (uint16_t)ltx_access_load_sized(addr, 2, true);
 }
 
 uint32_t tm_ltx_u32(const void *addr)
 {
-	return (uint32_t)load_sized(addr, 4, true);
+	return (uint32_t)ltx_access_load_sized(addr, 4, true);
 }
 
 uint64_t tm_ltx_u64(const void *addr)
 {
-	return load_sized(addr, 8, true);
+	return ltx_access_load_sized(addr, 8, true);
 }
 
 #define STORE_SIZED(name, type)                                               \
@@ -182,7 +99,7 @@ uint64_t tm_ltx_u64(const void *addr)
 		if (ltx_unlikely((uintptr_t)addr & (sizeof(type) - 1)))       \
 			store_misaligned(addr, val, sizeof(type));            \
 		else                                                          \
-			store_sized(addr, val, sizeof(type));                 \
+			ltx_access_store_sized(addr, val, sizeof(type));                 \
 	}
 
 STORE_SIZED(tm_st_u8, uint8_t)
@@ -192,12 +109,12 @@ STORE_SIZED(tm_st_u64, uint64_t)
 
 void tm_lt_bytes(void *dst, const void *src, size_t n)
 {
-	load_bytes(dst, src, n, false);
+	ltx_access_load_bytes(dst, src, n, false);
 }
 
 void tm_st_bytes(void *dst, const void *src, size_t n)
 {
-	store_bytes(dst, src, n);
+	ltx_access_store_bytes(dst, src, n);
 }
 
 bool tm_validate(void)

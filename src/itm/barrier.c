@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: MIT */
+/* libitm ABI: load/store barriers, undo logging, memcpy/memmove/memset. */
+#include <ltx/tm.h>
+
+#include <string.h>
+
+#include "api/access.h"
+#include "itm/itm.h"
+#include "itm/libitm.h"
+
+/*
+ * In an ITM_INSTR transaction a load is LT (LTX for read-for-write) and a
+ * store is ST; the hints RaR/RaW/WaR/WaW change nothing for ltx.  A
+ * naturally aligned object of 1, 2, 4 or 8 bytes takes the inline fast
+ * path of the tm_* API; any other (long double, complex, vectors,
+ * misaligned, straddling two lines) goes word by word through the same
+ * operations, so each byte is read or written exactly as asked.  Stores to
+ * this thread's stack below the outermost begin (frames of functions
+ * called in the transaction) are direct: buffering them would write stale
+ * values into reused stack at commit.
+ *
+ * In the serial modes the transaction runs alone: memory is accessed
+ * directly, and stores are undo-logged while the transaction can still
+ * cancel (t->log_writes).
+ */
+
+static struct ltx_itm_thread *thread(void)
+{
+	struct ltx_itm_thread *t = ltx_itm_self;
+
+	return t != NULL ? t : ltx_itm_thread_get();
+}
+
+/* A doomed ltx transaction restarts at once: see itm.c. */
+static inline void check_doom(struct ltx_itm_thread *t)
+{
+	if (ltx_unlikely(__atomic_load_n(&ltx_self->status, __ATOMIC_RELAXED) ==
+			 LTX_DOOMED))
+		ltx_itm_restart(t);
+}
+
+static __attribute__((noinline)) uint64_t
+slow_load_word(struct ltx_itm_thread *t, const void *a, bool excl)
+{
+	uint64_t x = ltx_tx_load(ltx_self, a, excl);
+
+	check_doom(t);
+	return x;
+}
+
+static __attribute__((noinline)) void
+slow_store(struct ltx_itm_thread *t, void *a, uint64_t val, unsigned size)
+{
+	ltx_tx_store(ltx_self, a, val, size);
+	check_doom(t);
+}
+
+static __attribute__((noinline)) void
+load_bytes(struct ltx_itm_thread *t, void *dst, const void *src, size_t n,
+	   bool excl)
+{
+	ltx_access_load_bytes(dst, src, n, excl);
+	check_doom(t);
+}
+
+static bool on_tx_stack(const struct ltx_itm_thread *t, const void *a,
+			size_t n)
+{
+	uintptr_t p = (uintptr_t)a;
+
+	return p - t->stack_lo < t->jb.cfa - t->stack_lo &&
+	       p + n - t->stack_lo <= t->jb.cfa - t->stack_lo;
+}
+
+static __attribute__((noinline)) void
+store_bytes(struct ltx_itm_thread *t, void *dst, const void *src, size_t n)
+{
+	if (on_tx_stack(t, dst, n)) {
+		memmove(dst, src, n);
+		return;
+	}
+	ltx_access_store_bytes(dst, src, n);
+	check_doom(t);
+}
+
+static __attribute__((noinline)) void
+serial_load(struct ltx_itm_thread *t, void *dst, const void *src, size_t n)
+{
+	memcpy(dst, src, n);
+}
+
+static __attribute__((noinline)) void
+serial_store(struct ltx_itm_thread *t, void *dst, const void *src, size_t n)
+{
+	if (t->log_writes)
+		ltx_itm_log(t, dst, n);
+	memmove(dst, src, n);
+}
+
+static inline __attribute__((always_inline)) void
+read_obj(void *dst, const void *src, size_t size, bool excl)
+{
+	struct ltx_itm_thread *t = thread();
+	uintptr_t p = (uintptr_t)src;
+
+	if (ltx_unlikely(t->mode != ITM_INSTR)) {
+		serial_load(t, dst, src, size);
+		return;
+	}
+	if (size <= 8 && (p & (size - 1)) == 0) {
+		const void *word = (const void *)(p & ~LTX_WORD_MASK);
+		struct ltx_tx *tx = ltx_self;
+		uint64_t x;
+
+		if (!(excl ? ltx_inv_fast_load_excl(tx, word, &x)
+			   : ltx_inv_fast_load(tx, word, &x)))
+			x = slow_load_word(t, word, excl);
+		x >>= (p & LTX_WORD_MASK) * 8;
+		memcpy(dst, &x, size); /* little-endian */
+		return;
+	}
+	load_bytes(t, dst, src, size, excl);
+}
+
+static inline __attribute__((always_inline)) void
+write_obj(void *dst, const void *src, size_t size)
+{
+	struct ltx_itm_thread *t = thread();
+	uintptr_t p = (uintptr_t)dst;
+
+	if (ltx_unlikely(t->mode != ITM_INSTR)) {
+		serial_store(t, dst, src, size);
+		return;
+	}
+	if (size <= 8 && (p & (size - 1)) == 0 && !on_tx_stack(t, dst, size)) {
+		uint64_t x = 0;
+
+		memcpy(&x, src, size);
+		if (!ltx_inv_fast_store(ltx_self, dst, x, (unsigned)size))
+			slow_store(t, dst, x, (unsigned)size);
+		return;
+	}
+	store_bytes(t, dst, src, size);
+}
+
+#pragma GCC visibility push(default)
+
+#define LOADS(T, S, ATTR)                                                     \
+	ATTR T _ITM_R##S(const T *p)                                          \
+	{                                                                     \
+		T v;                                                          \
+		read_obj(&v, p, sizeof(T), false);                            \
+		return v;                                                     \
+	}                                                                     \
+	ATTR T _ITM_RaR##S(const T *p)                                        \
+	{                                                                     \
+		T v;                                                          \
+		read_obj(&v, p, sizeof(T), false);                            \
+		return v;                                                     \
+	}                                                                     \
+	ATTR T _ITM_RaW##S(const T *p)                                        \
+	{                                                                     \
+		T v;                                                          \
+		read_obj(&v, p, sizeof(T), false);                            \
+		return v;                                                     \
+	}                                                                     \
+	ATTR T _ITM_RfW##S(const T *p)                                        \
+	{                                                                     \
+		T v;                                                          \
+		read_obj(&v, p, sizeof(T), true);                             \
+		return v;                                                     \
+	}
+
+#define STORES(T, S, ATTR)                                                    \
+	ATTR void _ITM_W##S(T *p, T v)                                        \
+	{                                                                     \
+		write_obj(p, &v, sizeof(T));                                  \
+	}                                                                     \
+	ATTR void _ITM_WaR##S(T *p, T v)                                      \
+	{                                                                     \
+		write_obj(p, &v, sizeof(T));                                  \
+	}                                                                     \
+	ATTR void _ITM_WaW##S(T *p, T v)                                      \
+	{                                                                     \
+		write_obj(p, &v, sizeof(T));                                  \
+	}
+
+#define LOGS(T, S, ATTR)                                                      \
+	ATTR void _ITM_L##S(const T *p)                                       \
+	{                                                                     \
+		_ITM_LB(p, sizeof(T));                                        \
+	}
+
+#define BARRIERS(T, S, ATTR)                                                  \
+	LOADS(T, S, ATTR)                                                     \
+	STORES(T, S, ATTR)                                                    \
+	LOGS(T, S, ATTR)
+
+#define PLAIN
+#define AVX __attribute__((target("avx")))
+
+BARRIERS(uint8_t, U1, PLAIN)
+BARRIERS(uint16_t, U2, PLAIN)
+BARRIERS(uint32_t, U4, PLAIN)
+BARRIERS(uint64_t, U8, PLAIN)
+BARRIERS(float, F, PLAIN)
+BARRIERS(double, D, PLAIN)
+BARRIERS(long double, E, PLAIN)
+BARRIERS(float _Complex, CF, PLAIN)
+BARRIERS(double _Complex, CD, PLAIN)
+BARRIERS(long double _Complex, CE, PLAIN)
+BARRIERS(_ITM_TYPE_M64, M64, PLAIN)
+BARRIERS(_ITM_TYPE_M128, M128, PLAIN)
+BARRIERS(_ITM_TYPE_M256, M256, AVX)
+
+/*
+ * _ITM_LB: thread-private memory the transaction will write directly;
+ * save it so a rollback can put it back.  An irrevocable transaction
+ * never rolls back, unless a nested one may cancel.
+ */
+void _ITM_LB(const void *addr, size_t size)
+{
+	struct ltx_itm_thread *t = thread();
+
+	if (t->depth == 0 || size == 0 ||
+	    (t->mode == ITM_SERIAL_IRR && !t->log_writes))
+		return;
+	ltx_itm_log(t, addr, size);
+}
+
+#pragma GCC visibility pop
+
+/*
+ * Bulk copies: the transactional side (t) through the barriers' byte
+ * paths, the other (n) directly, in chunks so that any length works with
+ * a bounded buffer.  memmove copies the chunks from the end when the
+ * destination lies above an overlapping source.
+ */
+#define CHUNK 256
+
+static void bulk_read(void *dst, const void *src, size_t n, bool tx)
+{
+	struct ltx_itm_thread *t = thread();
+
+	if (!tx || t->mode != ITM_INSTR)
+		memcpy(dst, src, n);
+	else
+		load_bytes(t, dst, src, n, false);
+}
+
+static void bulk_write(void *dst, const void *src, size_t n, bool tx)
+{
+	struct ltx_itm_thread *t = thread();
+
+	if (!tx)
+		memcpy(dst, src, n);
+	else if (t->mode != ITM_INSTR)
+		serial_store(t, dst, src, n);
+	else
+		store_bytes(t, dst, src, n);
+}
+
+static void copy(void *dst, const void *src, size_t n, bool rtx, bool wtx,
+		 bool move)
+{
+	unsigned char buf[CHUNK];
+	uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+	bool backward = move && d > s && d - s < n;
+
+	if (n == 0)
+		return;
+	if (move && rtx != wtx && (d - s < n || s - d < n))
+		ltx_itm_fatal("memmove between overlapping transactional and "
+			      "non-transactional memory");
+	if (!backward) {
+		for (size_t off = 0; off < n; off += CHUNK) {
+			size_t k = n - off < CHUNK ? n - off : CHUNK;
+
+			bulk_read(buf, (const char *)src + off, k, rtx);
+			bulk_write((char *)dst + off, buf, k, wtx);
+		}
+		return;
+	}
+	for (size_t end = n; end > 0;) {
+		size_t k = end < CHUNK ? end : CHUNK;
+
+		end -= k;
+		bulk_read(buf, (const char *)src + end, k, rtx);
+		bulk_write((char *)dst + end, buf, k, wtx);
+	}
+}
+
+#pragma GCC visibility push(default)
+
+#define COPY(R, W, rtx, wtx)                                                  \
+	void _ITM_memcpy##R##W(void *dst, const void *src, size_t n)          \
+	{                                                                     \
+		copy(dst, src, n, rtx, wtx, false);                           \
+	}                                                                     \
+	void _ITM_memmove##R##W(void *dst, const void *src, size_t n)         \
+	{                                                                     \
+		copy(dst, src, n, rtx, wtx, true);                            \
+	}
+
+#define COPY_TO_ALL(R, rtx)                                                   \
+	COPY(R, Wt, rtx, true)                                                \
+	COPY(R, WtaR, rtx, true)                                              \
+	COPY(R, WtaW, rtx, true)
+
+COPY(Rn, Wt, false, true)
+COPY(Rn, WtaR, false, true)
+COPY(Rn, WtaW, false, true)
+COPY(Rt, Wn, true, false)
+COPY(RtaR, Wn, true, false)
+COPY(RtaW, Wn, true, false)
+COPY_TO_ALL(Rt, true)
+COPY_TO_ALL(RtaR, true)
+COPY_TO_ALL(RtaW, true)
+
+static void set(void *dst, int c, size_t n)
+{
+	unsigned char buf[CHUNK];
+
+	memset(buf, c, n < CHUNK ? n : CHUNK);
+	for (size_t off = 0; off < n; off += CHUNK) {
+		size_t k = n - off < CHUNK ? n - off : CHUNK;
+
+		bulk_write((char *)dst + off, buf, k, true);
+	}
+}
+
+void _ITM_memsetW(void *dst, int c, size_t n)
+{
+	set(dst, c, n);
+}
+
+void _ITM_memsetWaR(void *dst, int c, size_t n)
+{
+	set(dst, c, n);
+}
+
+void _ITM_memsetWaW(void *dst, int c, size_t n)
+{
+	set(dst, c, n);
+}
+
+#pragma GCC visibility pop
