@@ -1,0 +1,145 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Runs the -fgnu-tm test programs under GCC's libitm and under ltx.
+#
+# Each program in tests/itm checks its own result.  It is built once with
+# gcc -fgnu-tm (so it needs libitm.so.1) and once linked with -lltx ahead of
+# libitm; then, at 1, 2 and 8 threads and in each conflict-detection mode
+# ltx accepts, it runs
+#   - against libitm (the reference),
+#   - with LD_PRELOAD=libltx.so (the unmodified binary),
+#   - linked with -lltx, with the single-thread serial path off
+#     (LTX_ITM_SERIAL=never), so that the instrumented path runs even at 1
+#     thread.
+# Under ltx, LTX_ITM_REPORT=1 makes the library print a summary line at exit;
+# a run passes only if that line is there with a transaction count above 0,
+# which proves the calls went to ltx and not to libitm.  At 1 thread the
+# programs are deterministic and their output must match libitm's exactly.
+#
+# Environment: CC, CXX, srcdir (tests/), LTXLIBDIR (the directory holding
+# libltx.so), GNU_TM (yes when configure found -fgnu-tm and libitm).
+set -u
+
+: "${CC:=cc}"
+: "${CXX:=c++}"
+: "${srcdir:=.}"
+: "${LTXLIBDIR:=../src/.libs}"
+: "${GNU_TM:=yes}"
+
+if [ "$GNU_TM" != yes ]; then
+	echo "SKIP: $CC cannot build -fgnu-tm programs with libitm"
+	exit 77
+fi
+
+LTXLIB=$(cd "$LTXLIBDIR" && pwd)/libltx.so
+if [ ! -f "$LTXLIB" ]; then
+	echo "SKIP: no shared libltx.so in $LTXLIBDIR (--disable-shared?)"
+	exit 77
+fi
+
+PROGS="counter list rbtree memops clone relaxed nested signals"
+work=itm-work
+mkdir -p "$work"
+fail=0
+
+build() {
+	p=$1
+	src=$srcdir/itm/$p.c
+	cc=$CC
+	if [ ! -f "$src" ]; then
+		src=$srcdir/itm/$p.cc
+		cc=$CXX
+	fi
+	$cc -O2 -fgnu-tm -pthread -I"$srcdir/itm" "$src" \
+		-o "$work/$p.itm" || return 1
+	$cc -O2 -fgnu-tm -pthread -I"$srcdir/itm" "$src" \
+		-o "$work/$p.ltx" -Wl,--no-as-needed -L"$LTXLIBDIR" -lltx \
+		-Wl,-rpath,"$(dirname "$LTXLIB")" || return 1
+}
+
+# The C++ program needs a C++ compiler that accepts -fgnu-tm.
+echo 'int main() { int x = 0; __transaction_atomic { x++; } return x - 1; }' \
+	>"$work/probe.cc"
+if $CXX -fgnu-tm "$work/probe.cc" -o "$work/probe" 2>/dev/null; then
+	PROGS="$PROGS exceptions"
+else
+	echo "note: $CXX cannot build -fgnu-tm programs; C++ test skipped"
+fi
+
+modes=invisible
+for p in $PROGS; do
+	if ! build "$p"; then
+		echo "FAIL: $p does not build"
+		fail=1
+	fi
+done
+
+# Modes: invisible always; visible when ltx accepts it (no complaint).
+if [ -n "$(LTX_MODE=visible LD_PRELOAD="$LTXLIB" "$work/counter.itm" 1 \
+	2>&1 >/dev/null | grep LTX_MODE)" ]; then
+	echo "note: LTX_MODE=visible is not accepted by this ltx; testing" \
+		"the invisible mode only"
+else
+	modes="invisible visible"
+fi
+
+# check NAME: the last run's out/err passed (ok line; ltx report if $2).
+check() {
+	name=$1
+	want_report=$2
+	if [ "$rc" -ne 0 ] || ! grep -q ': ok$' "$work/out"; then
+		echo "FAIL: $name (exit $rc)"
+		cat "$work/out" "$work/err"
+		fail=1
+		return
+	fi
+	if [ "$want_report" = yes ]; then
+		n=$(sed -n 's/^ltx-itm: \([0-9]*\) transactions.*/\1/p' \
+			"$work/err")
+		if [ -z "$n" ] || [ "$n" -eq 0 ]; then
+			echo "FAIL: $name: no ltx-itm report, so ltx did not" \
+				"run the transactions"
+			cat "$work/err"
+			fail=1
+			return
+		fi
+	fi
+	echo "PASS: $name: $(cat "$work/out")${n:+ [ltx: $n transactions]}"
+}
+
+# A bad LTX_ITM_SERIAL is reported once, and the default kept.
+n=$(LTX_ITM_SERIAL=bogus LD_PRELOAD="$LTXLIB" "$work/counter.itm" 2 2>&1 \
+	>/dev/null | grep -c 'LTX_ITM_SERIAL="bogus" is invalid')
+if [ "$n" -ne 1 ]; then
+	echo "FAIL: a bad LTX_ITM_SERIAL was reported $n times, not once"
+	fail=1
+fi
+
+for p in $PROGS; do
+	for t in 1 2 8; do
+		n=
+		"$work/$p.itm" $t >"$work/out" 2>"$work/err"
+		rc=$?
+		check "$p $t threads, libitm" no
+		cp "$work/out" "$work/ref"
+		for m in $modes; do
+			LTX_MODE=$m LTX_ITM_REPORT=1 LD_PRELOAD="$LTXLIB" \
+				"$work/$p.itm" $t >"$work/out" 2>"$work/err"
+			rc=$?
+			check "$p $t threads, LD_PRELOAD ltx, $m" yes
+			if [ $t -eq 1 ] && ! cmp -s "$work/out" "$work/ref"; then
+				echo "FAIL: $p: ltx and libitm results differ"
+				fail=1
+			fi
+			LTX_MODE=$m LTX_ITM_REPORT=1 LTX_ITM_SERIAL=never \
+				"$work/$p.ltx" $t >"$work/out" 2>"$work/err"
+			rc=$?
+			check "$p $t threads, -lltx, instrumented, $m" yes
+			if [ $t -eq 1 ] && ! cmp -s "$work/out" "$work/ref"; then
+				echo "FAIL: $p: ltx and libitm results differ"
+				fail=1
+			fi
+		done
+	done
+done
+exit $fail
