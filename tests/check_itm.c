@@ -101,6 +101,34 @@ START_TEST(test_restart_restores_logged_memory)
 }
 END_TEST
 
+/*
+ * GCC stores to a local of the function that began the transaction with a
+ * barrier (a callee's pointer, or an inlined one) and then reads it
+ * directly, even with memcpy: a store barrier to this thread's stack must
+ * reach memory at once, and be undone if the transaction is cancelled.
+ */
+START_TEST(test_stores_to_own_stack_are_visible_at_once_and_undone)
+{
+	volatile uint64_t local = 1;
+	volatile int entries = 0;
+	uint64_t copy;
+	uint32_t a;
+
+	if (_i == 1)
+		instrumented_only();
+	a = _ITM_beginTransaction(PR_INSTR | PR_UNINSTR);
+	if (entries++ == 0) {
+		_ITM_WU8((uint64_t *)&local, 42);
+		memcpy(&copy, (const void *)&local, sizeof(copy));
+		ck_assert_uint_eq(copy, 42);
+		ck_assert_uint_eq(_ITM_RU8((const uint64_t *)&local), 42);
+		_ITM_abortTransaction(userAbort);
+	}
+	ck_assert_uint_eq(a & A_ABORT, A_ABORT);
+	ck_assert_uint_eq(local, 1);
+}
+END_TEST
+
 /* One committed transaction around one bulk operation. */
 static void tx_memcpy(void *d, const void *s, size_t n)
 {
@@ -290,6 +318,9 @@ int main(void)
 		tc, test_cancel_returns_again_with_abort_and_undoes_everything,
 		0, 2);
 	tcase_add_test(tc, test_restart_restores_logged_memory);
+	tcase_add_loop_test(
+		tc, test_stores_to_own_stack_are_visible_at_once_and_undone, 0,
+		2);
 	tcase_add_loop_test(tc, test_bulk_copies_are_exact_up_to_guard_pages,
 			    0, 2);
 	tcase_add_loop_test(tc, test_memmove_handles_overlap_both_ways, 0, 2);

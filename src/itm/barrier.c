@@ -15,9 +15,8 @@
  * path of the tm_* API; any other (long double, complex, vectors,
  * misaligned, straddling two lines) goes word by word through the same
  * operations, so each byte is read or written exactly as asked.  Stores to
- * this thread's stack below the outermost begin (frames of functions
- * called in the transaction) are direct: buffering them would write stale
- * values into reused stack at commit.
+ * this thread's own stack are direct (stack_store says why); loads of it
+ * through ltx read memory, so they see them.
  *
  * In the serial modes the transaction runs alone: memory is accessed
  * directly, and stores are undo-logged while the transaction can still
@@ -63,20 +62,38 @@ load_bytes(struct ltx_itm_thread *t, void *dst, const void *src, size_t n,
 	check_doom(t);
 }
 
-static bool on_tx_stack(const struct ltx_itm_thread *t, const void *a,
-			size_t n)
+/* Whether [a, a + n) lies on this thread's stack. */
+static inline bool on_stack(const struct ltx_itm_thread *t, const void *a,
+			    size_t n)
 {
-	uintptr_t p = (uintptr_t)a;
+	uintptr_t p = (uintptr_t)a, span = t->stack_hi - t->stack_lo;
 
-	return p - t->stack_lo < t->jb.cfa - t->stack_lo &&
-	       p + n - t->stack_lo <= t->jb.cfa - t->stack_lo;
+	return p - t->stack_lo < span && p + n - t->stack_lo <= span;
+}
+
+/*
+ * A store to this thread's stack is direct.  Buffering it would be wrong
+ * both ways: GCC reads the locals of the function that began the
+ * transaction directly (it knows them thread-private), so a store made
+ * through a pointer in a callee must reach memory now; and the frames
+ * below the begin are dead at commit, so writing buffered values back
+ * then would clobber reused stack.  Locals that outlive the transaction
+ * (at or above the begin's CFA) are undo-logged for a rollback; the dead
+ * frames below it need no undo.
+ */
+static __attribute__((noinline)) void
+stack_store(struct ltx_itm_thread *t, void *dst, const void *src, size_t n)
+{
+	if ((uintptr_t)dst + n > t->jb.cfa)
+		ltx_itm_log(t, dst, n);
+	memmove(dst, src, n);
 }
 
 static __attribute__((noinline)) void
 store_bytes(struct ltx_itm_thread *t, void *dst, const void *src, size_t n)
 {
-	if (on_tx_stack(t, dst, n)) {
-		memmove(dst, src, n);
+	if (on_stack(t, dst, n)) {
+		stack_store(t, dst, src, n);
 		return;
 	}
 	ltx_access_store_bytes(dst, src, n);
@@ -132,7 +149,7 @@ write_obj(void *dst, const void *src, size_t size)
 		serial_store(t, dst, src, size);
 		return;
 	}
-	if (size <= 8 && (p & (size - 1)) == 0 && !on_tx_stack(t, dst, size)) {
+	if (size <= 8 && (p & (size - 1)) == 0 && !on_stack(t, dst, size)) {
 		uint64_t x = 0;
 
 		memcpy(&x, src, size);

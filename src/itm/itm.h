@@ -98,7 +98,8 @@ struct ltx_itm_thread {
 	int mode __attribute__((aligned(LTX_LINE_SIZE)));
 	unsigned depth;	      /* nesting depth, 0 outside */
 	uint32_t prop;	      /* properties of the outermost begin */
-	uintptr_t stack_lo;   /* lowest address of this thread's stack */
+	uintptr_t stack_lo;   /* this thread's stack: [stack_lo, stack_hi) */
+	uintptr_t stack_hi;
 	struct ltx_itm_jmpbuf jb; /* the outermost begin's checkpoint */
 	/* ITM_INSTR: registered as the ltx transaction's restart point, so
 	 * the transaction layer and the fault sandbox restart it here */

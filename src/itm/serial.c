@@ -71,18 +71,22 @@ static void make_key(void)
 		ltx_itm_fatal("no thread-specific key for the thread state");
 }
 
-static uintptr_t stack_low(void)
+/* The calling thread's stack (barrier.c says why it must be known). */
+static void stack_bounds(struct ltx_itm_thread *t)
 {
 	pthread_attr_t attr;
-	void *addr;
-	size_t size;
+	void *addr = NULL;
+	size_t size = 0;
 
-	if (pthread_getattr_np(pthread_self(), &attr) != 0)
-		return 0;
-	if (pthread_attr_getstack(&attr, &addr, &size) != 0)
-		addr = NULL;
-	pthread_attr_destroy(&attr);
-	return (uintptr_t)addr;
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		if (pthread_attr_getstack(&attr, &addr, &size) != 0)
+			addr = NULL;
+		pthread_attr_destroy(&attr);
+	}
+	if (addr == NULL)
+		ltx_itm_fatal("cannot find this thread's stack");
+	t->stack_lo = (uintptr_t)addr;
+	t->stack_hi = (uintptr_t)addr + size;
 }
 
 struct ltx_itm_thread *ltx_itm_thread_get(void)
@@ -107,7 +111,7 @@ struct ltx_itm_thread *ltx_itm_thread_get(void)
 	}
 	t->in_use = 1;
 	pthread_mutex_unlock(&registry_lock);
-	t->stack_lo = stack_low();
+	stack_bounds(t);
 	t->mode = ITM_NONE;
 	t->depth = 0;
 	__atomic_fetch_add(&ltx_itm_live_threads, 1, __ATOMIC_RELAXED);
