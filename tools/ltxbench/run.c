@@ -161,6 +161,8 @@ int bench_run(const struct bench_impl *im, const struct bench_workload *wl,
 		bench_fatal("ltxbench: %s on %s with %ld threads: INVARIANT "
 			    "BROKEN: %s", wl->name, im->name, nthreads, msg);
 	pthread_barrier_destroy(&r.start);
+	free(tid);
+	free(w);
 	return 0;
 }
 
