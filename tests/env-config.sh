@@ -38,12 +38,17 @@ expect_warning LTX_BACKOFF "exp:min=100,max=10"
 expect_warning LTX_BACKOFF "spin:n=-1"
 expect_warning LTX_MODE quantum
 expect_warning LTX_OREC_BITS 99
+expect_warning LTX_CAPACITY lots
+expect_warning LTX_CAPACITY -1
 expect_warning LTX_OREC_BITS ""
 expect_silent LTX_BACKOFF none
 expect_silent LTX_BACKOFF yield
 expect_silent LTX_BACKOFF "spin:n=100"
 expect_silent LTX_BACKOFF "exp:max=1024"
 expect_silent LTX_MODE invisible
+expect_silent LTX_MODE visible
+expect_silent LTX_CAPACITY 64
+expect_silent LTX_CAPACITY unlimited
 expect_silent LTX_OREC_BITS 4
 expect_silent LTX_OREC_BITS 28
 exit $fail

@@ -247,6 +247,39 @@ struct tm_mem_stats {
 int tm_mem_stats(struct tm_mem_stats *out);
 int tm_mem_flush(void);
 
+/*
+ * Line state query.  tm_line_state returns, for the calling thread, the
+ * state of the cache line holding addr in its transaction cache: the slot
+ * state (TM_LINE_TX: TM_EMPTY, TM_NORMAL, TM_XABORT, TM_XCOMMIT) and the
+ * MESI state (TM_LINE_MESI: 'I', 'S', 'E' or 'M'), as far as the ownership
+ * records know.  A line the transaction read is NORMAL/S; a line it took
+ * with LTX is XABORT/E, and XABORT/M once it stored to it (the XCOMMIT
+ * partner of such a line is memory itself); any other line, and every line
+ * outside a live transaction, is EMPTY/I.  See tm_line_state(3).
+ */
+#define TM_EMPTY 0
+#define TM_NORMAL 1
+#define TM_XABORT 2
+#define TM_XCOMMIT 3
+#define TM_LINE_TX(state) ((int)((state) & 0xffu))
+#define TM_LINE_MESI(state) ((char)(((state) >> 8) & 0xffu))
+
+unsigned tm_line_state(const void *addr);
+
+/*
+ * Bus accounting: the bus requests the article's hardware would have
+ * issued, summed over every thread that used ltx (see tm_bus_stats(3)).
+ * Returns 0, or -1 with errno EINVAL if out is NULL.
+ */
+struct tm_bus_stats {
+	uint64_t t_read;     /* T_READ: first LT of a line in a transaction */
+	uint64_t t_rfo;	     /* T_RFO: first LTX/ST of a line, or S->E */
+	uint64_t busy;	     /* requests (of the two above) that failed */
+	uint64_t write_back; /* lines written back by committing transactions */
+};
+
+int tm_bus_stats(struct tm_bus_stats *out);
+
 /* Type-generic forms for 1, 2, 4 and 8 byte integers and pointers. */
 #define TM__SIZE_OK(lv)                                                       \
 	((void)sizeof(char[(sizeof(lv) == 1 || sizeof(lv) == 2 ||             \

@@ -15,6 +15,7 @@
 #include "rt/alloc.h"
 #include "rt/config.h"
 #include "rt/signal.h"
+#include "rt/stats.h"
 #include "tx/tx.h"
 
 __attribute__((constructor)) static void load_config(void)
@@ -149,6 +150,28 @@ bool tm_in_transaction(void)
 		__atomic_load_n(&ltx_self->status, __ATOMIC_RELAXED));
 }
 
+unsigned tm_line_state(const void *addr)
+{
+	return ltx_tx_line_state(ltx_self, addr);
+}
+
+int tm_bus_stats(struct tm_bus_stats *out)
+{
+	struct ltx_stats s;
+	uint64_t threads;
+
+	if (out == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	(void)ltx_stats_collect(&s, &threads, NULL, 0);
+	out->t_read = s.bus_t_read;
+	out->t_rfo = s.bus_t_rfo;
+	out->busy = s.bus_busy;
+	out->write_back = s.bus_writeback;
+	return 0;
+}
+
 int tm_config_set(const char *name, const char *value)
 {
 	const struct ltx_setting *s = name ? ltx_config_find(name) : NULL;
@@ -168,7 +191,8 @@ int tm_config_set(const char *name, const char *value)
 		errno = EINVAL;
 		return -1;
 	}
-	if (strcmp(s->name, "LTX_MODE") == 0)
+	if (strcmp(s->name, "LTX_MODE") == 0 ||
+	    strcmp(s->name, "LTX_CAPACITY") == 0)
 		ltx_tx_mode_changed();
 	if (strcmp(s->name, "LTX_STATS") == 0)
 		ltx_stats_changed();

@@ -4,8 +4,5 @@
 
 const struct ltx_cd_ops *ltx_cd_ops_of(int mode)
 {
-	switch (mode) {
-	default:
-		return &ltx_cd_invisible;
-	}
+	return mode == LTX_MODE_VISIBLE ? &ltx_cd_visible : &ltx_cd_invisible;
 }

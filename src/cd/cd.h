@@ -50,9 +50,17 @@ struct ltx_cd_ops {
 	 * never waits itself).  0, or a cause if a read already changed or
 	 * is held (no waiting: tx may hold lines its holder waits for). */
 	unsigned (*make_irrevocable)(struct ltx_tx *tx);
+	/* line_state: tm_line_state() of addr for the live transaction,
+	 * packed by LTX_LINE_STATE. */
+	unsigned (*line_state)(struct ltx_tx *tx, const void *addr);
 };
 
+/* A tm_line_state() value: slot state TM_* and MESI letter. */
+#define LTX_LINE_STATE(slot, mesi) \
+	((unsigned)(slot) | ((unsigned)(mesi) << 8))
+
 extern const struct ltx_cd_ops ltx_cd_invisible;
+extern const struct ltx_cd_ops ltx_cd_visible;
 
 /* The operations of mode (enum ltx_mode). */
 const struct ltx_cd_ops *ltx_cd_ops_of(int mode);

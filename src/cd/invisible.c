@@ -7,7 +7,9 @@
 
 #include "cd/cd.h"
 #include "cd/invisible.h"
+#include "cd/lines.h"
 #include "cd/orec.h"
+#include "cd/wset.h"
 #include "tx/serial.h"
 #include "tx/tx.h"
 
@@ -38,6 +40,15 @@
  * dirty bytes back with release stores; release each orec with a release
  * store of ts.  A reader that sees a new byte therefore sees the orec
  * locked or at ts on its reload, and retries.
+ *
+ * The counted path: with a capacity limit (LTX_CAPACITY) every operation
+ * must see each new line, to count its slots, so tx->counted is set at
+ * begin and limit stays 0 while the transaction lives: every fast path
+ * fails (v >= 0) and falls through to the operations here, which compare
+ * against the snapshot themselves and keep the transaction-cache
+ * directory (cd/lines.h), and with it the bus accounting.  Uncounted, the
+ * invisible mode counts no bus requests but the failed ones (BUSY): its
+ * fast paths keep no per-line record to tell a first access from a repeat.
  */
 
 #define CONFLICT_CAUSE (TM_ABORT_CONFLICT | TM_ABORT_RETRY)
@@ -73,7 +84,7 @@ static bool read_valid(const struct ltx_tx *tx, const struct ltx_rentry *r)
 {
 	uintptr_t cur = __atomic_load_n(r->orec, __ATOMIC_ACQUIRE);
 
-	return cur < tx->limit || owned_head(tx, cur) != NULL;
+	return cur <= tx->snapshot || owned_head(tx, cur) != NULL;
 }
 
 static bool reads_valid(const struct ltx_tx *tx)
@@ -98,22 +109,8 @@ static bool extend(struct ltx_tx *tx)
 	if (!reads_valid(tx))
 		return false;
 	tx->snapshot = now;
-	tx->limit = now + 1;
-	return true;
-}
-
-/* Double the read set.  Returns false when out of memory. */
-static bool grow_reads(struct ltx_tx *tx)
-{
-	size_t n = (size_t)(tx->rs_end - tx->rs_base);
-	size_t used = (size_t)(tx->rs_next - tx->rs_base);
-	struct ltx_rentry *p = realloc(tx->rs_base, 2 * n * sizeof(*p));
-
-	if (p == NULL)
-		return false;
-	tx->rs_base = p;
-	tx->rs_next = p + used;
-	tx->rs_end = p + 2 * n;
+	if (!tx->counted)
+		tx->limit = now + 1;
 	return true;
 }
 
@@ -124,23 +121,15 @@ static bool grow_reads(struct ltx_tx *tx)
  */
 static bool grow_writes(struct ltx_tx *tx)
 {
-	size_t n = (size_t)(tx->ws_end - tx->ws_base);
-	size_t used = (size_t)(tx->ws_next - tx->ws_base);
 	struct ltx_wentry *p;
 
-	if (tx->no_alloc ||
-	    posix_memalign((void **)&p, LTX_LINE_SIZE, 2 * n * sizeof(*p)))
+	if (!ltx_wset_grow(tx))
 		return false;
-	memcpy(p, tx->ws_base, used * sizeof(*p));
-	for (size_t i = 0; i < used; i++)
-		if (p[i].orec != NULL)
-			__atomic_store_n(p[i].orec,
-					 (uintptr_t)&p[i] | LTX_OREC_LOCKED,
+	for (p = tx->ws_base; p < tx->ws_next; p++)
+		if (p->orec != NULL)
+			__atomic_store_n(p->orec,
+					 (uintptr_t)p | LTX_OREC_LOCKED,
 					 __ATOMIC_RELAXED);
-	free(tx->ws_base);
-	tx->ws_base = p;
-	tx->ws_next = p + used;
-	tx->ws_end = p + 2 * n;
 	return true;
 }
 
@@ -230,6 +219,7 @@ static struct ltx_wentry *acquire(struct ltx_tx *tx, const void *addr,
 				continue;
 			}
 			if (h == NULL) {
+				tx->stats.bus_busy++;
 				*cause = CONFLICT_CAUSE;
 				return NULL;
 			}
@@ -241,40 +231,37 @@ static struct ltx_wentry *acquire(struct ltx_tx *tx, const void *addr,
 				*cause = TM_ABORT_NOMEM | TM_ABORT_CAPACITY;
 			return w;
 		}
-		if (v >= tx->limit) {
+		if (v > tx->snapshot) {
 			if (!extend(tx)) {
 				*cause = VALIDATE_CAUSE;
 				return NULL;
 			}
 			continue;
 		}
-		if (tx->ws_next == tx->ws_end && !grow_writes(tx)) {
-			*cause = TM_ABORT_NOMEM | TM_ABORT_CAPACITY;
-			return NULL;
-		}
-		w = ltx_inv_fast_acquire(tx, addr);
-		if (w != NULL) {
-			w->mask = 0;
+		w = lock_orec(tx, orec, v, line, cause);
+		if (w != NULL || *cause != 0)
 			return w;
-		}
 		/* The orec changed under us: look again. */
 	}
 }
 
-/* addr's word as this transaction sees it: memory under its dirty bytes. */
-static uint64_t merged_word(const struct ltx_wentry *w, const void *addr)
+/*
+ * Read the word at addr under orec, seen unlocked at v (<= snapshot), and
+ * log the read (there is room): the seqlock read of cd/invisible.h, which
+ * does not depend on limit (0 on the counted path).  Returns false if the
+ * orec changed.
+ */
+static bool read_word(struct ltx_tx *tx, uintptr_t *orec, uintptr_t v,
+		      const void *addr, uint64_t *out)
 {
 	uint64_t x = ltx_load_word((const uint64_t *)addr);
-	unsigned i = (unsigned)(((uintptr_t)addr & LTX_LINE_MASK) >> 3);
-	unsigned dirty = (unsigned)(w->mask >> (i * 8)) & 0xffu;
-	uint64_t keep = 0;
 
-	if (dirty == 0)
-		return x;
-	for (unsigned b = 0; b < 8; b++)
-		if (dirty & (1u << b))
-			keep |= (uint64_t)0xff << (b * 8);
-	return (x & ~keep) | (w->data[i] & keep);
+	if (__atomic_load_n(orec, __ATOMIC_RELAXED) != v)
+		return false;
+	tx->rs_next->orec = orec;
+	tx->rs_next++;
+	*out = x;
+	return true;
 }
 
 static void inv_begin(struct ltx_tx *tx)
@@ -282,7 +269,25 @@ static void inv_begin(struct ltx_tx *tx)
 	uintptr_t now = __atomic_load_n(&ltx_clock, __ATOMIC_ACQUIRE);
 
 	tx->snapshot = now;
-	tx->limit = now + 1;
+	tx->counted = tx->capacity != 0;
+	tx->limit = tx->counted ? 0 : now + 1;
+}
+
+/*
+ * The counted path's bookkeeping before an operation on addr's line:
+ * slots and bus request (cd/lines.h).  The entry's state is set at once:
+ * if the operation then fails, the transaction is doomed and the whole
+ * directory is reset.  Returns 0 or a cause.
+ */
+static unsigned charge(struct ltx_tx *tx, const void *addr, bool excl)
+{
+	struct ltx_line *e;
+	unsigned cause = ltx_lines_charge(
+		tx, NULL, (uintptr_t)addr & ~LTX_LINE_MASK, excl, &e);
+
+	if (cause == 0)
+		e->state |= excl ? LTX_LINE_EXCL : LTX_LINE_READ;
+	return cause;
 }
 
 static uint64_t inv_load(struct ltx_tx *tx, const void *addr, bool excl,
@@ -292,12 +297,17 @@ static uint64_t inv_load(struct ltx_tx *tx, const void *addr, bool excl,
 	unsigned spins = 0;
 	uint64_t x;
 
+	if (tx->counted) {
+		*cause = charge(tx, addr, excl);
+		if (*cause != 0)
+			return 0;
+	}
 	/* An irrevocable transaction takes every line it reads in E, so
 	 * that nothing it read can change before it commits. */
 	if (excl || tx->irrevocable) {
 		struct ltx_wentry *w = acquire(tx, addr, cause);
 
-		return w != NULL ? merged_word(w, addr) : 0;
+		return w != NULL ? ltx_wset_merged_word(w, addr) : 0;
 	}
 	for (;;) {
 		uintptr_t v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
@@ -310,16 +320,17 @@ static uint64_t inv_load(struct ltx_tx *tx, const void *addr, bool excl,
 				continue;
 			}
 			if (h == NULL) {
+				tx->stats.bus_busy++;
 				*cause = CONFLICT_CAUSE;
 				return 0;
 			}
 			/* Read after write: the line may be buffered. */
 			w = find_line(tx, h, (uintptr_t)addr & ~LTX_LINE_MASK);
 			if (w != NULL)
-				return merged_word(w, addr);
+				return ltx_wset_merged_word(w, addr);
 			return ltx_load_word((const uint64_t *)addr);
 		}
-		if (v >= tx->limit) {
+		if (v > tx->snapshot) {
 			if (!extend(tx)) {
 				*cause = VALIDATE_CAUSE;
 				return 0;
@@ -327,11 +338,11 @@ static uint64_t inv_load(struct ltx_tx *tx, const void *addr, bool excl,
 			continue;
 		}
 		if (tx->rs_next == tx->rs_end &&
-		    (tx->no_alloc || !grow_reads(tx))) {
+		    (tx->no_alloc || !ltx_rset_grow(tx))) {
 			*cause = TM_ABORT_NOMEM | TM_ABORT_CAPACITY;
 			return 0;
 		}
-		if (ltx_inv_fast_load(tx, addr, &x))
+		if (read_word(tx, orec, v, addr, &x))
 			return x;
 	}
 }
@@ -340,10 +351,16 @@ static unsigned inv_store(struct ltx_tx *tx, void *addr, uint64_t val,
 			  unsigned size)
 {
 	unsigned cause = 0;
-	struct ltx_wentry *w = acquire(tx, addr, &cause);
+	struct ltx_wentry *w;
 
+	if (tx->counted) {
+		cause = charge(tx, addr, true);
+		if (cause != 0)
+			return cause;
+	}
+	w = acquire(tx, addr, &cause);
 	if (w != NULL)
-		ltx_inv_buffer(w, addr, val, size);
+		ltx_wset_buffer(w, addr, val, size);
 	return cause;
 }
 
@@ -354,49 +371,26 @@ static unsigned inv_validate(struct ltx_tx *tx)
 	return extend(tx) ? 0 : VALIDATE_CAUSE;
 }
 
-/*
- * Write the dirty bytes of w back to memory (release stores: see the top).
- * Most often one aligned word was stored (one ST to the line); else,
- * usually every dirty word is dirty whole (ST of aligned words): then each
- * byte of the mask is 0x00 or 0xff, which spreading the low bit of each
- * byte reproduces, and the words are stored whole.
- */
-static inline void write_back(const struct ltx_wentry *w, uint64_t m)
-{
-	const uint64_t low_bits = 0x0101010101010101ull;
-	uint64_t *line = (uint64_t *)w->line;
-	unsigned first = (unsigned)__builtin_ctzll(m);
-	uint64_t words = m & low_bits;
-
-	if (ltx_likely((m >> first) == 0xff && (first & 7) == 0)) {
-		__atomic_store_n(&line[first >> 3], w->data[first >> 3],
-				 __ATOMIC_RELEASE);
-		return;
-	}
-	if (words * 0xff == m) {
-		do {
-			unsigned i = (unsigned)__builtin_ctzll(words) >> 3;
-
-			__atomic_store_n(&line[i], w->data[i], __ATOMIC_RELEASE);
-			words &= words - 1;
-		} while (words != 0);
-		return;
-	}
-	do {
-		unsigned b = (unsigned)__builtin_ctzll(m);
-
-		__atomic_store_n((uint8_t *)line + b,
-				 ((const uint8_t *)w->data)[b],
-				 __ATOMIC_RELEASE);
-		m &= m - 1;
-	} while (m != 0);
-}
-
 static void reset(struct ltx_tx *tx)
 {
 	tx->rs_next = tx->rs_base;
 	tx->ws_next = tx->ws_base;
 	tx->limit = 0;
+}
+
+/*
+ * The counted path's end of an update commit: count the lines with dirty
+ * bytes (write-backs), empty the directory and the logs.  Out of line and
+ * reached by a tail call, so that the uncounted commit keeps its registers.
+ */
+static __attribute__((noinline)) unsigned counted_commit_end(struct ltx_tx *tx)
+{
+	for (struct ltx_wentry *w = tx->ws_base; w < tx->ws_next; w++)
+		if (w->mask != 0)
+			tx->stats.bus_writeback++;
+	ltx_lines_reset(tx);
+	reset(tx);
+	return 0;
 }
 
 /*
@@ -419,6 +413,8 @@ static unsigned inv_commit(struct ltx_tx *tx)
 
 	if (end == tx->ws_base) {
 		/* Read-only: every read was valid at the snapshot. */
+		if (tx->counted)
+			ltx_lines_reset(tx);
 		reset(tx);
 		return 0;
 	}
@@ -450,7 +446,7 @@ static unsigned inv_commit(struct ltx_tx *tx)
 		uint64_t m = w->mask;
 
 		if (m != 0)
-			write_back(w, m);
+			ltx_wset_write_back(w, m);
 		if (ltx_likely(w->link == 0)) {
 			/* A lone head: LTX without ST keeps the version. */
 			__atomic_store_n(w->orec, m != 0 ? ts : w->old_version,
@@ -467,6 +463,8 @@ static unsigned inv_commit(struct ltx_tx *tx)
 				__atomic_store_n(w->orec,
 						 released_version(w, ts),
 						 __ATOMIC_RELEASE);
+	if (ltx_unlikely(tx->counted))
+		return counted_commit_end(tx);
 	reset(tx);
 	return 0;
 }
@@ -478,6 +476,8 @@ static void inv_release(struct ltx_tx *tx)
 		if (w->orec != NULL)
 			__atomic_store_n(w->orec, w->old_version,
 					 __ATOMIC_RELEASE);
+	if (tx->counted)
+		ltx_lines_reset(tx);
 	reset(tx);
 }
 
@@ -502,7 +502,7 @@ static unsigned inv_make_irrevocable(struct ltx_tx *tx)
 					return CONFLICT_CAUSE;
 				break;
 			}
-			if (v >= tx->limit)
+			if (v > tx->snapshot)
 				return VALIDATE_CAUSE;
 			if (lock_orec(tx, r->orec, v, 0, &cause) != NULL)
 				break;
@@ -533,6 +533,36 @@ void ltx_inv_bump_line(struct ltx_tx *tx, const void *addr)
 		h->flags |= LTX_WENTRY_BUMP;
 }
 
+/*
+ * E or M for a line of ours in the write set (M once a byte is dirty); S
+ * for a line read: from the directory on the counted path, else from the
+ * read set, which knows orecs only, so a line sharing an orec with one
+ * read shows S too; I otherwise.
+ */
+static unsigned inv_line_state(struct ltx_tx *tx, const void *addr)
+{
+	uintptr_t *orec =
+		ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
+	uintptr_t line = (uintptr_t)addr & ~LTX_LINE_MASK;
+	struct ltx_wentry *h =
+		owned_head(tx, __atomic_load_n(orec, __ATOMIC_RELAXED));
+	struct ltx_wentry *w = h != NULL ? find_line(tx, h, line) : NULL;
+
+	if (w != NULL)
+		return LTX_LINE_STATE(TM_XABORT, w->mask != 0 ? 'M' : 'E');
+	if (tx->counted) {
+		struct ltx_line *e = ltx_lines_find(tx, line);
+
+		if (e != NULL && (e->state & LTX_LINE_READ))
+			return LTX_LINE_STATE(TM_NORMAL, 'S');
+		return LTX_LINE_STATE(TM_EMPTY, 'I');
+	}
+	for (const struct ltx_rentry *r = tx->rs_base; r < tx->rs_next; r++)
+		if (r->orec == orec)
+			return LTX_LINE_STATE(TM_NORMAL, 'S');
+	return LTX_LINE_STATE(TM_EMPTY, 'I');
+}
+
 const struct ltx_cd_ops ltx_cd_invisible = {
 	.name = "invisible",
 	.begin = inv_begin,
@@ -543,4 +573,5 @@ const struct ltx_cd_ops ltx_cd_invisible = {
 	.release = inv_release,
 	.valid_now = inv_valid_now,
 	.make_irrevocable = inv_make_irrevocable,
+	.line_state = inv_line_state,
 };

@@ -130,18 +130,6 @@ ltx_inv_fast_acquire(struct ltx_tx *tx, const void *addr)
 	return w;
 }
 
-/* Put the low size bytes of val into the entry's XABORT copy. */
-static inline __attribute__((always_inline)) void
-ltx_inv_buffer(struct ltx_wentry *w, const void *addr,
-				  uint64_t val, unsigned size)
-{
-	unsigned off = (unsigned)((uintptr_t)addr & LTX_LINE_MASK);
-	uint64_t bytes = (1u << size) - 1; /* size 8: 0xff */
-
-	memcpy((char *)w->data + off, &val, size); /* little-endian */
-	w->mask |= bytes << off;
-}
-
 static inline __attribute__((always_inline)) bool
 ltx_inv_fast_store(struct ltx_tx *tx, void *addr,
 				      uint64_t val, unsigned size)

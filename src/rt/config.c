@@ -49,6 +49,10 @@ static const char *parse_mode(const char *value, struct ltx_config *cfg)
 		cfg->mode = LTX_MODE_INVISIBLE;
 		return NULL;
 	}
+	if (strcmp(value, "visible") == 0) {
+		cfg->mode = LTX_MODE_VISIBLE;
+		return NULL;
+	}
 	return "unknown mode";
 }
 
@@ -73,6 +77,30 @@ static void format_orec_bits(const struct ltx_config *cfg, char *buf,
 			     size_t len)
 {
 	snprintf(buf, len, "%u", cfg->orec_bits);
+}
+
+/* LTX_CAPACITY: unlimited (or 0), or the transaction cache size in slots. */
+static const char *parse_capacity(const char *value, struct ltx_config *cfg)
+{
+	uint64_t v;
+
+	if (strcmp(value, "unlimited") == 0) {
+		cfg->capacity = 0;
+		return NULL;
+	}
+	if (!parse_number(value, value + strlen(value), 0, 1u << 30, &v))
+		return "not unlimited or an integer from 0 to 2^30";
+	cfg->capacity = (unsigned)v;
+	return NULL;
+}
+
+static void format_capacity(const struct ltx_config *cfg, char *buf,
+			    size_t len)
+{
+	if (cfg->capacity == 0)
+		snprintf(buf, len, "unlimited");
+	else
+		snprintf(buf, len, "%u", cfg->capacity);
 }
 
 /*
@@ -264,7 +292,7 @@ static void format_mem_limit(const struct ltx_config *cfg, char *buf,
 }
 
 static const struct ltx_setting settings[] = {
-	{ "LTX_MODE", "invisible", "invisible", LTX_SETTING_STARTUP,
+	{ "LTX_MODE", "invisible | visible", "invisible", LTX_SETTING_STARTUP,
 	  parse_mode, format_mode },
 	{ "LTX_BACKOFF",
 	  "none | spin[:n=CYCLES] | exp[:min=CYCLES,max=CYCLES] | yield",
@@ -283,6 +311,9 @@ static const struct ltx_setting settings[] = {
 	  parse_alloc, format_alloc },
 	{ "LTX_MEM_LIMIT", "a size in bytes, with an optional k, m or g suffix",
 	  "67108864", LTX_SETTING_ANYTIME, parse_mem_limit, format_mem_limit },
+	{ "LTX_CAPACITY",
+	  "unlimited | SLOTS (1 per line read, 2 per line written)",
+	  "unlimited", LTX_SETTING_STARTUP, parse_capacity, format_capacity },
 };
 
 const struct ltx_setting *ltx_config_find(const char *name)

@@ -29,6 +29,7 @@ struct ltx_config {
 	unsigned serial_after;	       /* aborts before going irrevocable */
 	int alloc;		       /* enum ltx_alloc_backend (rt/alloc.h) */
 	uint64_t mem_limit;	       /* bytes freed by tm_free that may wait */
+	unsigned capacity;	       /* LTX_CAPACITY in slots; 0: unlimited */
 };
 
 extern struct ltx_config ltx_config;

@@ -97,16 +97,12 @@ void ltx_stats_arm(struct ltx_tx *tx)
 	tx->stats_on = level;
 }
 
-/* Did this transaction read (LT) a line on addr's orec before? */
-static bool read_before(const struct ltx_tx *tx, const void *addr)
+/* Did this transaction read (LT) addr's line before?  Asks the mode
+ * (tm_line_state): the invisible mode's read set knows orecs, the
+ * visible mode's line directory knows lines. */
+static bool read_before(struct ltx_tx *tx, const void *addr)
 {
-	uintptr_t *orec =
-		ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
-
-	for (const struct ltx_rentry *r = tx->rs_base; r < tx->rs_next; r++)
-		if (r->orec == orec)
-			return true;
-	return false;
+	return TM_LINE_MESI(ltx_tx_line_state(tx, addr)) == 'S';
 }
 
 static struct ltx_stats_site *find_site(struct ltx_tx *tx, uintptr_t pc,

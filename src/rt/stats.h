@@ -43,7 +43,10 @@ struct ltx_stats {
 	uint64_t reads_hist[LTX_STATS_HIST];   /* LT loads per commit */
 	uint64_t writes_hist[LTX_STATS_HIST];  /* lines in E per commit */
 
-	/* the faithful (visible) mode's emulated bus requests */
+	/* the faithful (visible) mode's emulated bus requests, and the
+	 * invisible mode's on its counted path (cd/lines.h, LTX_CAPACITY);
+	 * BUSY in both modes.  Plain increments by the owning thread outside
+	 * the seqlock: each is one word, and none is tied to another. */
 	uint64_t bus_t_read;	/* T_READ: shared requests (LT) */
 	uint64_t bus_t_rfo;	/* T_RFO: exclusive requests (LTX/ST) */
 	uint64_t bus_busy;	/* BUSY answers */

@@ -175,6 +175,20 @@ struct ltx_tx {
 	/* tm_malloc/tm_free state (tx/mem.c), NULL until first used; kept
 	 * with the descriptor when it is pooled */
 	struct ltx_mem_thread *mem;
+
+	/*
+	 * The transaction-cache directory (cd/lines.h): the lines of the
+	 * current transaction's data set, kept by the visible mode always and
+	 * by the invisible mode on its counted path (capacity limit set).
+	 */
+	struct ltx_line *lines;
+	uint32_t lines_mask;  /* table size - 1; 0 before the first use */
+	uint32_t lines_used;  /* entries of the current epoch */
+	uint32_t lines_epoch; /* entries of older epochs are free */
+	uint32_t capacity;    /* LTX_CAPACITY in slots for this tx; 0: none */
+	uint32_t slots;	      /* slots the transaction holds */
+	int counted;	      /* invisible: every operation takes the slow
+			       * path, which keeps the directory */
 };
 
 /*

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cd/cd.h"
+#include "cd/lines.h"
 #include "cd/orec.h"
 #include "rt/backoff.h"
 #include "rt/config.h"
@@ -78,11 +79,26 @@ static void store_status(struct ltx_tx *tx, int status)
 	__atomic_store_n(&tx->status, status, __ATOMIC_RELEASE);
 }
 
-/* Idle, in a mode whose transactions may begin on the fast path or not. */
+/*
+ * Idle, in a mode whose transactions may begin on the fast path or not
+ * (not in the visible mode, nor with a capacity limit: cd/invisible.c).
+ * Worked out from the settings when they can change (the first descriptor,
+ * tm_config_set of LTX_MODE or LTX_CAPACITY), which only happens while a
+ * single thread uses ltx, so a plain int does.
+ */
+static int idle_now = LTX_IDLE;
+
+static void settings_changed(void)
+{
+	idle_now = ltx_config.mode == LTX_MODE_INVISIBLE &&
+				   ltx_config.capacity == 0
+			   ? LTX_IDLE
+			   : LTX_IDLE_SLOW;
+}
+
 static int idle_status(void)
 {
-	return ltx_config.mode == LTX_MODE_INVISIBLE ? LTX_IDLE
-						     : LTX_IDLE_SLOW;
+	return idle_now;
 }
 
 /* Serial fallback: after LTX_SERIAL_AFTER consecutive aborts, the next
@@ -99,8 +115,10 @@ void ltx_tx_mode_changed(void)
 {
 	struct ltx_tx *tx = ltx_self;
 
+	settings_changed();
 	if (tx != &ltx_boot_tx && ltx_status_idle(load_status(tx))) {
 		tx->mode = ltx_config.mode;
+		tx->counted = 0; /* a fast begin leaves it as it is */
 		store_status(tx, idle_status());
 	}
 }
@@ -133,6 +151,7 @@ static void global_init(void)
 {
 	unsigned bits = ltx_config.orec_bits;
 
+	settings_changed();
 	if (pthread_key_create(&exit_key, thread_exit) != 0) {
 		init_error = ENOMEM;
 		return;
@@ -161,6 +180,13 @@ static struct ltx_tx *new_descriptor(void)
 			   WRITE_SET_INITIAL * sizeof(*tx->ws_base)))
 		tx->ws_base = NULL;
 	if (tx->rs_base == NULL || tx->ws_base == NULL) {
+		free(tx->rs_base);
+		free(tx->ws_base);
+		free(tx);
+		return NULL;
+	}
+	/* The line directory too, for handler descriptors (no_alloc). */
+	if (!ltx_lines_init(tx)) {
 		free(tx->rs_base);
 		free(tx->ws_base);
 		free(tx);
@@ -270,6 +296,7 @@ static void begin(struct ltx_tx *tx)
 	tx->cause = 0;
 	/* Release: as in ltx_inv_fast_begin (cd/invisible.h). */
 	__atomic_store_n(&tx->tx_id, tx->tx_id + 1, __ATOMIC_RELEASE);
+	tx->capacity = ltx_config.capacity;
 	ops(tx)->begin(tx);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	store_status(tx, LTX_ACTIVE);
@@ -647,8 +674,10 @@ bool ltx_tx_irrevocable(struct ltx_tx *tx)
 		return false;
 	}
 	/* Holding lines, waiting for the token could deadlock with its
-	 * holder waiting for them: give up instead. */
-	if (tx->ws_next == tx->ws_base)
+	 * holder waiting for them: give up instead.  (Lines read hold
+	 * nothing in the invisible mode; in the visible one they are held.) */
+	if (tx->ws_next == tx->ws_base &&
+	    (tx->mode != LTX_MODE_VISIBLE || tx->rs_next == tx->rs_base))
 		ltx_serial_acquire(tx);
 	else if (!ltx_serial_try(tx)) {
 		ltx_tx_doom(tx, TM_ABORT_CONFLICT | TM_ABORT_RETRY);
@@ -671,6 +700,13 @@ bool ltx_tx_irrevocable(struct ltx_tx *tx)
 	tx->stats.irrevocable++;
 	ltx_stats_write_end(tx);
 	return true;
+}
+
+unsigned ltx_tx_line_state(struct ltx_tx *tx, const void *addr)
+{
+	if (load_status(tx) != LTX_ACTIVE)
+		return LTX_LINE_STATE(TM_EMPTY, 'I');
+	return ops(tx)->line_state(tx, addr);
 }
 
 unsigned ltx_tx_status(const struct ltx_tx *tx)

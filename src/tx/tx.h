@@ -42,6 +42,9 @@ void ltx_tx_abort(struct ltx_tx *tx);
 bool ltx_tx_add_action(struct ltx_tx *tx, void (*fn)(void *), void *arg,
 		       bool on_commit);
 
+/* tm_line_state() of addr for the calling thread's descriptor tx. */
+unsigned ltx_tx_line_state(struct ltx_tx *tx, const void *addr);
+
 /* The status word tm_status() reports. */
 unsigned ltx_tx_status(const struct ltx_tx *tx);
 

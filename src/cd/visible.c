@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: MIT */
+/* Visible mode: LT takes a line shared, LTX/ST exclusive; requester loses. */
+#include <ltx/tm.h>
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "cd/cd.h"
+#include "cd/lines.h"
+#include "cd/orec.h"
+#include "cd/visible.h"
+#include "cd/wset.h"
+#include "rt/config.h"
+#include "tx/serial.h"
+
+/*
+ * The faithful emulation of the article's bus (section 8.2.4): a line a
+ * transaction reads with LT is marked shared in its bytelock (MESI S, the
+ * reader byte or the unslotted count); a line it takes with LTX or ST is
+ * owned (E, and M once stored).  Conflicts are decided when they happen
+ * and the requester loses: a T_READ (LT) of a line another transaction
+ * owns fails, a T_RFO (LTX/ST, or the S -> E upgrade) of a line another
+ * live transaction has read or owns fails, and the failing transaction is
+ * doomed; the holder never notices.  No read ever needs validating later,
+ * so tm_validate is O(1): it only looks at the doomed status.
+ *
+ * Unlike TLRW this mode never waits (the article's BUSY answer is final)
+ * and it buffers stores in the write set (the XABORT copies) until commit,
+ * like the invisible mode, so memory is the XCOMMIT copy and an aborted
+ * transaction never wrote anything.
+ *
+ * The descriptor's directory (cd/lines.h) answers "do I hold this line in
+ * S/E already" without touching shared memory; only the first access to a
+ * line, the emulated bus request, touches its bytelock.  Lines hashing to
+ * one bytelock share its state, as lines mapping to one set of a real
+ * cache would share a victim: a false conflict, never a missed one.
+ *
+ * Synchronization (the argument is Dekker's, as in TLRW):
+ *
+ *   reader (LT)                        writer (LTX/ST)
+ *   xchg(reader[me], 1)      seq_cst   CAS(owner, 0, me)       seq_cst
+ *   load(owner)              seq_cst   load(reader words,      seq_cst
+ *                                           unslotted)
+ *
+ * Each side stores, then loads the other side's word, all in the single
+ * total order of seq_cst operations, so at least one side sees the other:
+ * a reader and a writer cannot both go on believing the line is theirs
+ * (both may fail, when they race: then both are doomed, as two requests
+ * that the article's bus would have serialized; backoff separates them).
+ * The unslotted count takes part the same way through a seq_cst
+ * fetch-add.  On x86-64 the xchg and the lock cmpxchg are the fences and
+ * the seq_cst loads are plain movs: a read costs one locked instruction
+ * on a byte of its own, and no compare-and-swap.
+ *
+ * The writer reads the reader bytes as whole words while readers store
+ * single bytes: mixed-size atomics, outside the C11 model but coherent on
+ * every CPU ltx supports (x86-64 only: see configure.ac), as in TLRW and
+ * ck_bytelock.
+ *
+ * Irrevocable transactions (tx/serial.h): lines read are held in S and
+ * lines written in E from the first access, so becoming irrevocable takes
+ * nothing more; from then on a conflict makes the irrevocable transaction
+ * wait for the holder (which never waits: it commits or fails and lets
+ * go) instead of failing.  Waiting, it keeps its own mark, so that no
+ * later writer can take the line from under it.
+ *
+ * Data: a writer's commit writes back its dirty bytes with release
+ * stores, then releases the owner word with a release store; a reader's
+ * seq_cst load of owner == 0 (also an acquire) therefore sees all of
+ * them.  A reader releases its byte with a release store, and the writer
+ * loads the bytes with seq_cst (acquire) loads, so every load the reader
+ * made happens before the writer's later write-back: a reader never sees
+ * bytes of a transaction that took the line after it.
+ */
+
+#define BUSY_CAUSE   (TM_ABORT_CONFLICT | TM_ABORT_RETRY)
+#define NOMEM_CAUSE  (TM_ABORT_NOMEM | TM_ABORT_CAPACITY)
+#define READER_WORDS (LTX_VIS_SLOTS / 8)
+
+static struct ltx_bytelock *table;
+static uintptr_t table_mask; /* (table size - 1) * sizeof(bytelock) */
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+/* The table is made on first use, as large as LTX_OREC_BITS says or the
+ * largest that can be mapped; pages cost memory only once touched. */
+static void table_init(void)
+{
+	for (unsigned bits = ltx_config.orec_bits; bits >= LTX_OREC_BITS_MIN;
+	     bits--) {
+		size_t size = sizeof(struct ltx_bytelock) << bits;
+		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+			       0);
+
+		if (p != MAP_FAILED) {
+			table_mask = (((uintptr_t)1 << bits) - 1) *
+				     sizeof(struct ltx_bytelock);
+			/* Pairs with the acquire load in vis_begin. */
+			__atomic_store_n(&table, (struct ltx_bytelock *)p,
+					 __ATOMIC_RELEASE);
+			return;
+		}
+	}
+}
+
+/* Line address -> bytelock: the orec hash (cd/orec.h), scaled by 64. */
+static struct ltx_bytelock *lock_of(uintptr_t line)
+{
+	uintptr_t h = (line >> LTX_LINE_SHIFT) * LTX_OREC_MUL;
+
+	return (struct ltx_bytelock *)((char *)table +
+				       ((h >> (32 - LTX_LINE_SHIFT)) &
+					table_mask));
+}
+
+static uintptr_t me(const struct ltx_tx *tx)
+{
+	return (uintptr_t)tx->thread_slot + 1;
+}
+
+static bool slotted(const struct ltx_tx *tx)
+{
+	return (unsigned)tx->thread_slot < LTX_VIS_SLOTS;
+}
+
+/*
+ * T_READ: mark lock shared by us.  Returns 0, or BUSY_CAUSE if another
+ * transaction owns it (our mark is then taken back), or NOMEM_CAUSE.
+ */
+static unsigned read_lock(struct ltx_tx *tx, struct ltx_bytelock *lock)
+{
+	uintptr_t owner;
+	unsigned spins = 0;
+
+	if (tx->rs_next == tx->rs_end && (tx->no_alloc || !ltx_rset_grow(tx)))
+		return NOMEM_CAUSE;
+	if (slotted(tx)) {
+		uint8_t *mine = &lock->reader[tx->thread_slot];
+
+		/* Already marked (another line on this lock): no writer can
+		 * have taken it since, so it is still ours to read. */
+		if (__atomic_load_n(mine, __ATOMIC_RELAXED))
+			return 0;
+		__atomic_exchange_n(mine, 1, __ATOMIC_SEQ_CST);
+		owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
+		while (tx->irrevocable && owner != 0 && owner != me(tx)) {
+			ltx_serial_wait(&spins);
+			owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
+		}
+		if (owner != 0 && owner != me(tx)) {
+			/* We loaded nothing under the mark: relaxed. */
+			__atomic_store_n(mine, 0, __ATOMIC_RELAXED);
+			return BUSY_CAUSE;
+		}
+	} else {
+		__atomic_fetch_add(&lock->unslotted, 1, __ATOMIC_SEQ_CST);
+		owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
+		while (tx->irrevocable && owner != 0 && owner != me(tx)) {
+			ltx_serial_wait(&spins);
+			owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
+		}
+		if (owner != 0 && owner != me(tx)) {
+			__atomic_fetch_sub(&lock->unslotted, 1,
+					   __ATOMIC_RELAXED);
+			return BUSY_CAUSE;
+		}
+	}
+	tx->rs_next->orec = (uintptr_t *)lock;
+	tx->rs_next++;
+	return 0;
+}
+
+/* How many of the unslotted count on lock are this (unslotted) thread's:
+ * one per read-set entry on it. */
+static uint32_t own_unslotted(const struct ltx_tx *tx,
+			      const struct ltx_bytelock *lock)
+{
+	uint32_t n = 0;
+
+	for (const struct ltx_rentry *r = tx->rs_base; r < tx->rs_next; r++)
+		if (r->orec == (const uintptr_t *)lock)
+			n++;
+	return n;
+}
+
+/* Whether a transaction other than tx holds lock in S (just after tx
+ * took the owner word: see the synchronization note). */
+static bool others_read(const struct ltx_tx *tx,
+			const struct ltx_bytelock *lock)
+{
+	const uint64_t *words = (const uint64_t *)lock->reader;
+	uint64_t own_bits = 0;
+	unsigned own_word = READER_WORDS;
+
+	if (__atomic_load_n(&lock->unslotted, __ATOMIC_SEQ_CST) !=
+	    (slotted(tx) ? 0 : own_unslotted(tx, lock)))
+		return true;
+	if (slotted(tx)) {
+		own_word = (unsigned)tx->thread_slot / 8;
+		own_bits = (uint64_t)0xff << ((tx->thread_slot % 8) * 8);
+	}
+	for (unsigned i = 0; i < READER_WORDS; i++) {
+		uint64_t w = __atomic_load_n(&words[i], __ATOMIC_SEQ_CST);
+
+		if (i == own_word)
+			w &= ~own_bits; /* our own S: an upgrade */
+		if (w != 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * T_RFO: take lock in E for a new write-set entry for line (made here).
+ * Returns the entry, or NULL with *cause set: BUSY_CAUSE if another
+ * transaction owns the lock or holds it shared, NOMEM_CAUSE.
+ */
+static struct ltx_wentry *write_lock(struct ltx_tx *tx, uintptr_t line,
+				     unsigned *cause)
+{
+	struct ltx_bytelock *lock = lock_of(line);
+	uintptr_t expect = 0;
+	struct ltx_wentry *w;
+	bool taken = false;
+	unsigned spins = 0;
+
+	if (tx->ws_next == tx->ws_end && (tx->no_alloc || !ltx_wset_grow(tx))) {
+		*cause = NOMEM_CAUSE;
+		return NULL;
+	}
+	/* Owned already (another line on it): no reader got in since. */
+	if (__atomic_load_n(&lock->owner, __ATOMIC_RELAXED) != me(tx)) {
+		while (!__atomic_compare_exchange_n(
+			&lock->owner, &expect, me(tx), false, __ATOMIC_SEQ_CST,
+			__ATOMIC_RELAXED)) {
+			if (!tx->irrevocable) {
+				*cause = BUSY_CAUSE;
+				return NULL;
+			}
+			ltx_serial_wait(&spins); /* for the owner to go */
+			expect = 0;
+		}
+		/* Irrevocable: keep the owner word, wait for readers to go
+		 * (new ones see the owner and fail). */
+		if (tx->irrevocable) {
+			while (others_read(tx, lock))
+				ltx_serial_wait(&spins);
+		} else if (others_read(tx, lock)) {
+			/* Nothing was written under it: relaxed. */
+			__atomic_store_n(&lock->owner, 0, __ATOMIC_RELAXED);
+			*cause = BUSY_CAUSE;
+			return NULL;
+		}
+		taken = true;
+	}
+	w = tx->ws_next++;
+	w->line = line;
+	w->orec = taken ? &lock->owner : NULL; /* who releases it */
+	w->old_version = 0;
+	w->mask = 0;
+	w->link = 0;
+	return w;
+}
+
+/* The directory's entry for line, or where it goes; NULL: no table yet. */
+static inline struct ltx_line *probe(const struct ltx_tx *tx, uintptr_t line)
+{
+	return ltx_likely(tx->lines_mask != 0) ? ltx_lines_probe(tx, line)
+					       : NULL;
+}
+
+/*
+ * The write-set entry of addr's line, taking it in E (charging slots and
+ * counting the request) unless this transaction has it already.
+ */
+static struct ltx_wentry *take(struct ltx_tx *tx, const void *addr,
+			       unsigned *cause)
+{
+	uintptr_t line = (uintptr_t)addr & ~LTX_LINE_MASK;
+	struct ltx_line *e = probe(tx, line);
+	struct ltx_wentry *w;
+
+	if (ltx_likely(e != NULL && ltx_lines_held(tx, e) &&
+		       (e->state & LTX_LINE_EXCL)))
+		return tx->ws_base + e->widx;
+	if (table == NULL) {
+		*cause = NOMEM_CAUSE;
+		return NULL;
+	}
+	*cause = ltx_lines_charge_new(tx, e, line, true, &e);
+	if (*cause != 0)
+		return NULL;
+	w = write_lock(tx, line, cause);
+	if (w == NULL) {
+		if (*cause == BUSY_CAUSE)
+			tx->stats.bus_busy++;
+		return NULL;
+	}
+	e->state |= LTX_LINE_EXCL;
+	e->widx = (uint32_t)(w - tx->ws_base);
+	return w;
+}
+
+static void vis_begin(struct ltx_tx *tx)
+{
+	if (ltx_unlikely(__atomic_load_n(&table, __ATOMIC_ACQUIRE) == NULL))
+		pthread_once(&table_once, table_init);
+	tx->limit = 0; /* no fast path: every operation comes here */
+	tx->counted = 0;
+}
+
+static uint64_t vis_load(struct ltx_tx *tx, const void *addr, bool excl,
+			 unsigned *cause)
+{
+	uintptr_t line = (uintptr_t)addr & ~LTX_LINE_MASK;
+	struct ltx_line *e;
+	struct ltx_wentry *w;
+
+	if (excl) {
+		w = take(tx, addr, cause);
+		return w != NULL ? ltx_wset_merged_word(w, addr) : 0;
+	}
+	e = probe(tx, line);
+	if (ltx_likely(e != NULL && ltx_lines_held(tx, e))) {
+		if (e->state & LTX_LINE_EXCL)
+			return ltx_wset_merged_word(tx->ws_base + e->widx,
+						    addr);
+		/* Held in S: nobody can change it under us. */
+		return ltx_load_word((const uint64_t *)addr);
+	}
+	if (table == NULL) {
+		*cause = NOMEM_CAUSE;
+		return 0;
+	}
+	*cause = ltx_lines_charge_new(tx, e, line, false, &e);
+	if (*cause != 0)
+		return 0;
+	*cause = read_lock(tx, lock_of(line));
+	if (*cause != 0) {
+		if (*cause == BUSY_CAUSE)
+			tx->stats.bus_busy++;
+		return 0;
+	}
+	e->state |= LTX_LINE_READ;
+	/* Ordered after the seq_cst load of the owner word (see the top). */
+	return ltx_load_word((const uint64_t *)addr);
+}
+
+static unsigned vis_store(struct ltx_tx *tx, void *addr, uint64_t val,
+			  unsigned size)
+{
+	unsigned cause = 0;
+	struct ltx_wentry *w = take(tx, addr, &cause);
+
+	if (w != NULL)
+		ltx_wset_buffer(w, addr, val, size);
+	return cause;
+}
+
+/* Nothing to check: a conflict dooms the requester when it happens. */
+static unsigned vis_validate(struct ltx_tx *tx)
+{
+	return 0;
+}
+
+/* Let go of every line: owners first, then reader marks. */
+static void release_locks(struct ltx_tx *tx)
+{
+	for (struct ltx_wentry *w = tx->ws_base; w < tx->ws_next; w++)
+		if (w->orec != NULL)
+			/* Pairs with the next owner's CAS and with readers'
+			 * seq_cst loads of the owner word. */
+			__atomic_store_n(w->orec, 0, __ATOMIC_RELEASE);
+	for (struct ltx_rentry *r = tx->rs_base; r < tx->rs_next; r++) {
+		struct ltx_bytelock *lock = (struct ltx_bytelock *)r->orec;
+
+		/* Pairs with a writer's loads of the reader words: our
+		 * loads of the line happen before its write-back. */
+		if (slotted(tx))
+			__atomic_store_n(&lock->reader[tx->thread_slot], 0,
+					 __ATOMIC_RELEASE);
+		else
+			__atomic_fetch_sub(&lock->unslotted, 1,
+					   __ATOMIC_RELEASE);
+	}
+	tx->rs_next = tx->rs_base;
+	tx->ws_next = tx->ws_base;
+	ltx_lines_reset(tx);
+}
+
+/* COMMIT: write the dirty bytes back while every line is still held. */
+static unsigned vis_commit(struct ltx_tx *tx)
+{
+	if (tx->ws_next != tx->ws_base) {
+		/*
+		 * The commit point of an update (see struct ltx_checkpoint):
+		 * a signal handler may have doomed the transaction up to
+		 * here; from LTX_COMMITTING on it leaves it alone.
+		 */
+		if (ltx_unlikely(
+			    __atomic_load_n(&tx->status, __ATOMIC_RELAXED) !=
+			    LTX_ACTIVE))
+			return __atomic_load_n(&tx->cause, __ATOMIC_RELAXED) |
+			       TM_ABORT_SIGNAL;
+		__atomic_store_n(&tx->status, LTX_COMMITTING, __ATOMIC_RELAXED);
+	}
+	for (struct ltx_wentry *w = tx->ws_base; w < tx->ws_next; w++)
+		if (w->mask != 0) {
+			ltx_wset_write_back(w, w->mask);
+			tx->stats.bus_writeback++;
+		}
+	release_locks(tx);
+	return 0;
+}
+
+static void vis_release(struct ltx_tx *tx)
+{
+	release_locks(tx);
+}
+
+/* Every line read or written is held already: nothing to take. */
+static unsigned vis_make_irrevocable(struct ltx_tx *tx)
+{
+	return 0;
+}
+
+static unsigned vis_line_state(struct ltx_tx *tx, const void *addr)
+{
+	struct ltx_line *e =
+		ltx_lines_find(tx, (uintptr_t)addr & ~LTX_LINE_MASK);
+
+	if (e == NULL || e->state == 0)
+		return LTX_LINE_STATE(TM_EMPTY, 'I');
+	if (e->state & LTX_LINE_EXCL)
+		return LTX_LINE_STATE(TM_XABORT,
+				      tx->ws_base[e->widx].mask ? 'M' : 'E');
+	return LTX_LINE_STATE(TM_NORMAL, 'S');
+}
+
+const struct ltx_cd_ops ltx_cd_visible = {
+	.name = "visible",
+	.begin = vis_begin,
+	.load = vis_load,
+	.store = vis_store,
+	.validate = vis_validate,
+	.commit = vis_commit,
+	.release = vis_release,
+	/* valid_now: NULL, a live transaction's reads always hold */
+	.make_irrevocable = vis_make_irrevocable,
+	.line_state = vis_line_state,
+};

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/* Write-set helpers shared by the modes: buffering, merging, write-back. */
+#ifndef LTX_CD_WSET_H
+#define LTX_CD_WSET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tx/desc.h"
+
+/* Put the low size bytes of val into the entry's XABORT copy. */
+static inline __attribute__((always_inline)) void
+ltx_wset_buffer(struct ltx_wentry *w, const void *addr, uint64_t val,
+		unsigned size)
+{
+	unsigned off = (unsigned)((uintptr_t)addr & LTX_LINE_MASK);
+	uint64_t bytes = (1u << size) - 1; /* size 8: 0xff */
+
+	memcpy((char *)w->data + off, &val, size); /* little-endian */
+	w->mask |= bytes << off;
+}
+
+/*
+ * addr's word as this transaction sees it: memory under its dirty bytes.
+ * The caller holds the line in E, so memory cannot change under it; the
+ * acquire load (ltx_load_word: the whole word around a sized object)
+ * pairs with the release stores of the previous owner's write-back.
+ */
+static inline uint64_t ltx_wset_merged_word(const struct ltx_wentry *w,
+					    const void *addr)
+{
+	uint64_t x = ltx_load_word((const uint64_t *)addr);
+	unsigned i = (unsigned)(((uintptr_t)addr & LTX_LINE_MASK) >> 3);
+	unsigned dirty = (unsigned)(w->mask >> (i * 8)) & 0xffu;
+	uint64_t keep = 0;
+
+	if (dirty == 0)
+		return x;
+	for (unsigned b = 0; b < 8; b++)
+		if (dirty & (1u << b))
+			keep |= (uint64_t)0xff << (b * 8);
+	return (x & ~keep) | (w->data[i] & keep);
+}
+
+/*
+ * Write the dirty bytes m of w back to memory with release stores (they
+ * pair with the acquire loads of readers that then check the line's
+ * ownership record).  Most often one aligned word was stored (one ST to
+ * the line); else, usually every dirty word is dirty whole (ST of aligned
+ * words): then each byte of the mask is 0x00 or 0xff, which spreading the
+ * low bit of each byte reproduces, and the words are stored whole.
+ */
+static inline void ltx_wset_write_back(const struct ltx_wentry *w, uint64_t m)
+{
+	const uint64_t low_bits = 0x0101010101010101ull;
+	uint64_t *line = (uint64_t *)w->line;
+	unsigned first = (unsigned)__builtin_ctzll(m);
+	uint64_t words = m & low_bits;
+
+	if (ltx_likely((m >> first) == 0xff && (first & 7) == 0)) {
+		__atomic_store_n(&line[first >> 3], w->data[first >> 3],
+				 __ATOMIC_RELEASE);
+		return;
+	}
+	if (words * 0xff == m) {
+		do {
+			unsigned i = (unsigned)__builtin_ctzll(words) >> 3;
+
+			__atomic_store_n(&line[i], w->data[i],
+					 __ATOMIC_RELEASE);
+			words &= words - 1;
+		} while (words != 0);
+		return;
+	}
+	do {
+		unsigned b = (unsigned)__builtin_ctzll(m);
+
+		__atomic_store_n((uint8_t *)line + b,
+				 ((const uint8_t *)w->data)[b],
+				 __ATOMIC_RELEASE);
+		m &= m - 1;
+	} while (m != 0);
+}
+
+/* ltx_wset_grow: double the write set (entries copied, nothing else
+ * changed).  Returns false when out of memory. */
+bool ltx_wset_grow(struct ltx_tx *tx);
+
+/* ltx_rset_grow: double the read set.  Returns false when out of memory. */
+bool ltx_rset_grow(struct ltx_tx *tx);
+
+#endif /* LTX_CD_WSET_H */

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/* LTX_CAPACITY: a transaction's slots, counted as the article does. */
+#include <ltx/tm.h>
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 6 /* the capacity under test, in slots */
+
+static tm_word_t lines[64][8] __attribute__((aligned(64)));
+static const char *const modes[] = {"invisible", "visible"};
+
+static void set(const char *mode, const char *capacity)
+{
+	ck_assert_int_eq(tm_config_set("LTX_MODE", mode), 0);
+	ck_assert_int_eq(tm_config_set("LTX_CAPACITY", capacity), 0);
+}
+
+/*
+ * One transaction: r lines read by LT, then w other lines taken by LTX
+ * (each line touched twice, which must not count again).  Returns whether
+ * it committed; a doomed one must say TM_ABORT_CAPACITY.
+ */
+static bool run(int r, int w)
+{
+	tm_word_t sum = 0;
+	bool ok;
+
+	for (int i = 0; i < r; i++)
+		sum += tm_lt(&lines[i][0]) + tm_lt(&lines[i][1]);
+	for (int i = r; i < r + w; i++)
+		sum += tm_ltx(&lines[i][0]) + tm_ltx(&lines[i][1]);
+	ok = tm_commit();
+	if (!ok)
+		ck_assert_uint_eq(tm_status() & TM_ABORT_CAPACITY,
+				  TM_ABORT_CAPACITY);
+	return ok && sum == 0;
+}
+
+/* Reads take one slot each: N-1 and N fit, N+1 does not. */
+START_TEST(test_reads_take_one_slot_each)
+{
+	set(modes[_i], "6");
+	ck_assert(run(N - 1, 0));
+	ck_assert(run(N, 0));
+	ck_assert(!run(N + 1, 0));
+	ck_assert(run(N, 0)); /* the next transaction starts over */
+}
+END_TEST
+
+/* Written lines take two slots (XCOMMIT and XABORT). */
+START_TEST(test_written_lines_take_two_slots)
+{
+	set(modes[_i], "6");
+	ck_assert(run(1, 2));  /* 5 = N-1 */
+	ck_assert(run(0, 3));  /* 6 = N */
+	ck_assert(run(2, 2));  /* 6 = N */
+	ck_assert(!run(1, 3)); /* 7 = N+1 */
+	ck_assert(!run(0, 4)); /* 8 */
+}
+END_TEST
+
+/* A line read, then written: 2 slots in all (S, then XCOMMIT+XABORT). */
+START_TEST(test_upgrade_adds_one_slot)
+{
+	bool ok;
+
+	set(modes[_i], "6");
+	for (int i = 0; i < 3; i++) {
+		(void)tm_lt(&lines[i][0]);
+		tm_st(&lines[i][0], 0);
+	}
+	ck_assert(tm_commit()); /* 3 lines x 2 = 6 = N */
+	for (int i = 0; i < 3; i++) {
+		(void)tm_lt(&lines[i][0]);
+		tm_st(&lines[i][1], 0);
+	}
+	(void)tm_lt(&lines[3][0]); /* 7 = N+1 */
+	ok = tm_commit();
+	ck_assert(!ok);
+	ck_assert_uint_eq(tm_status() & TM_ABORT_CAPACITY, TM_ABORT_CAPACITY);
+}
+END_TEST
+
+/* Overflow dooms at once: later loads return 0, stores do nothing. */
+START_TEST(test_overflow_dooms_the_transaction)
+{
+	set(modes[_i], "1");
+	lines[1][0] = 5;
+	(void)tm_lt(&lines[0][0]);
+	ck_assert_uint_eq(tm_lt(&lines[1][0]), 0);
+	ck_assert_uint_eq(tm_status() & TM_ABORT_CAPACITY, TM_ABORT_CAPACITY);
+	tm_st(&lines[0][0], 9);
+	ck_assert(!tm_validate());
+	ck_assert_uint_eq(lines[0][0], 0);
+	lines[1][0] = 0;
+}
+END_TEST
+
+/* The default is unlimited, and "unlimited" and 0 restore it. */
+START_TEST(test_default_is_unlimited)
+{
+	const char *fork = getenv("CK_FORK");
+	char buf[32];
+
+	/* Each test runs in a fresh process unless CK_FORK=no. */
+	if (fork == NULL || strcmp(fork, "no") != 0) {
+		ck_assert_int_eq(
+			tm_config_get("LTX_CAPACITY", buf, sizeof(buf)), 0);
+		ck_assert_str_eq(buf, "unlimited");
+	}
+	set(modes[_i], "unlimited");
+	ck_assert(run(30, 30));
+	set(modes[_i], "4");
+	ck_assert_int_eq(tm_config_get("LTX_CAPACITY", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "4");
+	ck_assert(!run(30, 30));
+	set(modes[_i], "0");
+	ck_assert(run(30, 30));
+	ck_assert_int_eq(tm_config_set("LTX_CAPACITY", "-1"), -1);
+	ck_assert_int_eq(tm_config_set("LTX_CAPACITY", "lots"), -1);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("capacity");
+	TCase *tc = tcase_create("slots");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_loop_test(tc, test_reads_take_one_slot_each, 0, 2);
+	tcase_add_loop_test(tc, test_written_lines_take_two_slots, 0, 2);
+	tcase_add_loop_test(tc, test_upgrade_adds_one_slot, 0, 2);
+	tcase_add_loop_test(tc, test_overflow_dooms_the_transaction, 0, 2);
+	tcase_add_loop_test(tc, test_default_is_unlimited, 0, 2);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/* Who is doomed when two transactions meet on a line, in each mode. */
+#include <ltx/tm.h>
+
+#include <check.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdlib.h>
+
+#include "tx/tx.h"
+
+/*
+ * A deterministic two-thread harness: thread A (the test) and thread B (a
+ * helper) run one script, step by step, handing the turn over through two
+ * semaphores, so every interleaving below is exactly the one written.
+ */
+enum op { LT, LTX, ST, VALIDATE, COMMIT, STATUS, SLOT, END };
+enum who { A, B };
+
+struct step {
+	enum who who;
+	enum op op;
+	int expect; /* VALIDATE, COMMIT: the result expected (1 or 0);
+		     * STATUS: TM_ABORT_* bits tm_status() must have;
+		     * SLOT: the thread slot to give this thread */
+};
+
+static tm_word_t line_x[8] __attribute__((aligned(64)));
+static const struct step *script;
+static int pc;
+static sem_t turn_a, turn_b;
+static const char *const names[] = {"LT", "LTX", "ST"};
+
+/* Run the step at pc on this thread; check its result. */
+static void run_step(const struct step *s)
+{
+	int r;
+
+	switch (s->op) {
+	case LT:
+		(void)tm_lt(&line_x[0]);
+		break;
+	case LTX:
+		(void)tm_ltx(&line_x[0]);
+		break;
+	case ST:
+		tm_st(&line_x[0], 40 + s->who);
+		break;
+	case VALIDATE:
+	case COMMIT:
+		r = s->op == VALIDATE ? tm_validate() : tm_commit();
+		ck_assert_msg(r == s->expect,
+			      "step %d: thread %c's %s returned %d, not %d", pc,
+			      'A' + s->who,
+			      s->op == VALIDATE ? "VALIDATE" : "COMMIT", r,
+			      s->expect);
+		break;
+	case STATUS:
+		ck_assert_msg((tm_status() & (unsigned)s->expect) ==
+				      (unsigned)s->expect,
+			      "step %d: thread %c's status %#x lacks %#x", pc,
+			      'A' + s->who, tm_status(), (unsigned)s->expect);
+		break;
+	case SLOT:
+		/* White box: a slot of 48 or more has no reader byte, so
+		 * that thread's reads go through the unslotted counter. */
+		ltx_tx_self()->thread_slot = s->expect;
+		break;
+	case END:
+		break;
+	}
+}
+
+static void *thread_b(void *arg)
+{
+	for (;;) {
+		sem_wait(&turn_b);
+		if (script[pc].op == END)
+			return NULL;
+		run_step(&script[pc]);
+		pc++;
+		sem_post(&turn_a);
+	}
+}
+
+static void run_script(const char *mode, const struct step *s)
+{
+	pthread_t t;
+
+	line_x[0] = 7;
+	ck_assert_int_eq(tm_config_set("LTX_MODE", mode), 0);
+	script = s;
+	pc = 0;
+	sem_init(&turn_a, 0, 0);
+	sem_init(&turn_b, 0, 0);
+	pthread_create(&t, NULL, thread_b, NULL);
+	while (script[pc].op != END) {
+		if (script[pc].who == A) {
+			run_step(&script[pc]);
+			pc++;
+		} else {
+			sem_post(&turn_b);
+			sem_wait(&turn_a);
+		}
+	}
+	sem_post(&turn_b);
+	pthread_join(t, NULL);
+	ck_assert(!tm_in_transaction());
+}
+
+/*
+ * The matrix.  A takes line x with its operation and stays in its
+ * transaction; B then applies its operation to x, VALIDATEs and, if it is
+ * still live, COMMITs; then A VALIDATEs and COMMITs.  Expected outcomes:
+ *
+ * visible mode (the article, 8.2.4, and Herlihy & Moss's snoop rules):
+ *           B: LT            B: LTX           B: ST
+ * A: LT     both commit (1)  B doomed (2)     B doomed (2)
+ * A: LTX    B doomed (3)     B doomed (2)     B doomed (2)
+ * A: ST     B doomed (3)     B doomed (2)     B doomed (2)
+ *   (1) T_READ of a line another transaction holds shared succeeds:
+ *       "the normal read can be satisfied by a cache line in the 'E' and
+ *       'S' state", and S lines are shared.
+ *   (2) T_RFO (LTX, and ST's implicit LTX) fails against a line in
+ *       another active transaction's data set, read or written: the
+ *       requester is "marked as failed"; the holder keeps running.
+ *   (3) T_READ fails when "the cache line is currently in use by an
+ *       active transaction" exclusively: the requester is doomed.
+ *
+ * invisible mode (not faithful: LT leaves no trace, so writers never see
+ * readers; lines taken by LTX/ST are owned as in the visible mode):
+ *           B: LT            B: LTX           B: ST
+ * A: LT     both commit      both commit (4)  B commits, A doomed (5)
+ * A: LTX    B doomed (3)     B doomed (2)     B doomed (2)
+ * A: ST     B doomed (3)     B doomed (2)     B doomed (2)
+ *   (4) B's T_RFO is granted (A's S is invisible); B stores nothing, so
+ *       the line's version does not change and A's read stays valid.
+ *   (5) B's T_RFO is granted and B commits a new value; A's read is now
+ *       stale, and A's next VALIDATE finds it (TM_ABORT_VALIDATE).
+ */
+static void matrix_cell(const char *mode, enum op a, enum op b, int unslot)
+{
+	bool visible = mode[0] == 'v';
+	int b_ok = a == LT && (b == LT || !visible);
+	int a_ok = !(a == LT && b == ST && !visible);
+	struct step s[] = {
+		{A, SLOT, unslot & 1 ? 1000 : 2},
+		{B, SLOT, unslot & 2 ? 1001 : 3},
+		{A, a, 0},
+		{B, b, 0},
+		{B, VALIDATE, b_ok},
+		{B, STATUS, b_ok ? 0 : TM_ABORT_CONFLICT | TM_ABORT_RETRY},
+		{B, COMMIT, 1}, /* live: commits; doomed: ended already */
+		{A, VALIDATE, a_ok},
+		{A, STATUS, a_ok ? 0 : TM_ABORT_CONFLICT | TM_ABORT_VALIDATE},
+		{A, COMMIT, 1},
+		{A, END, 0},
+	};
+	tm_word_t expect;
+
+	run_script(mode, s);
+	/* The committed value: B's store if it committed, else A's. */
+	if (b == ST && b_ok)
+		expect = 40 + B;
+	else if (a == ST)
+		expect = 40 + A;
+	else
+		expect = 7;
+	ck_assert_msg(line_x[0] == expect, "%s: A %s, B %s: x = %lu, not %lu",
+		      mode, names[a], names[b], (unsigned long)line_x[0],
+		      (unsigned long)expect);
+}
+
+START_TEST(test_visible_matrix_requester_loses)
+{
+	matrix_cell("visible", (enum op)(_i / 3), (enum op)(_i % 3), 0);
+}
+END_TEST
+
+START_TEST(test_visible_matrix_with_unslotted_readers)
+{
+	/* 1: A unslotted, 2: B unslotted, 3: both (TLRW's fallback). */
+	for (int u = 1; u <= 3; u++)
+		matrix_cell("visible", (enum op)(_i / 3), (enum op)(_i % 3), u);
+}
+END_TEST
+
+START_TEST(test_invisible_matrix_readers_are_invisible)
+{
+	matrix_cell("invisible", (enum op)(_i / 3), (enum op)(_i % 3), 0);
+}
+END_TEST
+
+/*
+ * S -> E upgrade: succeeds only when no other transaction shares the
+ * line (visible); in the invisible mode the other reader is not seen.
+ */
+START_TEST(test_upgrade_fails_while_another_reader_shares)
+{
+	const struct step s[] = {
+		{A, SLOT, _i ? 1000 : 2},
+		{B, SLOT, _i ? 1001 : 3},
+		{A, LT, 0},
+		{B, LT, 0},
+		{A, ST, 0},
+		{A, VALIDATE, 0},
+		{A, STATUS, TM_ABORT_CONFLICT},
+		{B, VALIDATE, 1},
+		{B, COMMIT, 1},
+		{A, END, 0},
+	};
+
+	run_script("visible", s);
+	ck_assert_uint_eq(line_x[0], 7);
+}
+END_TEST
+
+START_TEST(test_upgrade_succeeds_when_alone)
+{
+	const struct step s[] = {
+		{A, SLOT, _i & 2 ? 1000 : 2},
+		{B, SLOT, _i & 2 ? 1001 : 3},
+		{A, LT, 0},
+		{B, LT, 0},
+		{B, COMMIT, 1},
+		{A, LT, 0}, /* again: a hit, nothing more on the lock */
+		{A, ST, 0},
+		{A, VALIDATE, 1},
+		{A, COMMIT, 1},
+		{A, END, 0},
+	};
+
+	/* 0, 2: visible (slotted, unslotted); 1, 3: invisible. */
+	run_script(_i & 1 ? "invisible" : "visible", s);
+	ck_assert_uint_eq(line_x[0], 40);
+}
+END_TEST
+
+START_TEST(test_invisible_upgrade_ignores_the_other_reader)
+{
+	const struct step s[] = {
+		{A, LT, 0},	  {B, LT, 0},	    {A, ST, 0},
+		{A, VALIDATE, 1}, {B, VALIDATE, 1}, {B, COMMIT, 1},
+		{A, COMMIT, 1},	  {A, END, 0},
+	};
+
+	run_script("invisible", s);
+	ck_assert_uint_eq(line_x[0], 40);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("conflict");
+	TCase *tc = tcase_create("matrix");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_loop_test(tc, test_visible_matrix_requester_loses, 0, 9);
+	tcase_add_loop_test(tc, test_visible_matrix_with_unslotted_readers, 0,
+			    9);
+	tcase_add_loop_test(tc, test_invisible_matrix_readers_are_invisible, 0,
+			    9);
+	tcase_add_loop_test(tc, test_upgrade_fails_while_another_reader_shares,
+			    0, 2);
+	tcase_add_loop_test(tc, test_upgrade_succeeds_when_alone, 0, 4);
+	tcase_add_test(tc, test_invisible_upgrade_ignores_the_other_reader);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
