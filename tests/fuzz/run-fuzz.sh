@@ -30,7 +30,22 @@ if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n)
 	exit 77
 fi
 mkdir -p "$out"
-libs=$(pkg-config --libs jemalloc libunwind 2>/dev/null || true)
+libs="$(pkg-config --libs libunwind 2>/dev/null || true) -ldl -lm"
+# ltx's private copy of jemalloc, made as src/Makefile.am makes it.
+jem=$out/jemalloc_private.o
+if [ ! -f "$jem" ]; then
+	pic="$(pkg-config --variable=libdir jemalloc)/libjemalloc_pic.a"
+	rm -rf "$out/jemalloc.tmp" && mkdir -p "$out/jemalloc.tmp"
+	(cd "$out/jemalloc.tmp" && ar x "$pic" && rm -f jemalloc_cpp*)
+	"$CLANG" -r -nostdlib -o "$jem" "$out"/jemalloc.tmp/*.o
+	objcopy --redefine-syms="$top/src/rt/jemalloc.syms" \
+		--remove-section=.init_array --remove-section=.rela.init_array \
+		"$jem"
+	rm -rf "$out/jemalloc.tmp"
+fi
+# The runtime's sources, less the libitm layer (it needs configure's
+# config.h and its assembly checkpoint; no fuzz target reaches it).
+srcs=$(ls "$top"/src/*/*.c | grep -v "/src/itm/")
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 status=0
 for t in "$@"; do
@@ -38,7 +53,7 @@ for t in "$@"; do
 	# The whole runtime, so that new sources are picked up by themselves.
 	# shellcheck disable=SC2086
 	"$CLANG" $flags -pthread -I"$top/include" -I"$top/src" \
-		-o "$bin" "$here/fuzz_$t.c" "$top"/src/*/*.c $libs
+		-o "$bin" "$here/fuzz_$t.c" $srcs "$jem" $libs
 	mkdir -p "$out/corpus-$t"
 	dict=
 	[ -f "$here/$t.dict" ] && dict=-dict=$here/$t.dict
