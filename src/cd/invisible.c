@@ -266,9 +266,9 @@ static bool read_word(struct ltx_tx *tx, uintptr_t *orec, uintptr_t v,
 
 static void inv_begin(struct ltx_tx *tx)
 {
-	uintptr_t now = __atomic_load_n(&ltx_clock, __ATOMIC_ACQUIRE);
+	/* A lazy snapshot, as in ltx_inv_fast_begin. */
+	uintptr_t now = tx->snapshot;
 
-	tx->snapshot = now;
 	tx->counted = tx->capacity != 0;
 	tx->limit = tx->counted ? 0 : now + 1;
 }
@@ -463,6 +463,9 @@ static unsigned inv_commit(struct ltx_tx *tx)
 				__atomic_store_n(w->orec,
 						 released_version(w, ts),
 						 __ATOMIC_RELEASE);
+	/* The next transaction's lazy snapshot: no line is newer than ts
+	 * but those still being committed, which are locked. */
+	tx->snapshot = ts;
 	if (ltx_unlikely(tx->counted))
 		return counted_commit_end(tx);
 	reset(tx);

@@ -52,9 +52,15 @@ ltx_inv_fast_begin(struct ltx_tx *tx)
 	if (ltx_unlikely(__atomic_load_n(&tx->status, __ATOMIC_RELAXED) !=
 			 LTX_IDLE))
 		return false;
-	/* Pairs with the committers' acq_rel fetch-add of the clock. */
-	now = __atomic_load_n(&ltx_clock, __ATOMIC_ACQUIRE);
-	tx->snapshot = now;
+	/*
+	 * Lazy snapshot: start from the last clock value this thread saw (at
+	 * its last commit or extension) instead of reading the shared clock,
+	 * whose line every update commit of every thread writes.  An older
+	 * snapshot is as consistent as a fresh one (a line at a version no
+	 * newer than it has not changed since); the first line found newer
+	 * extends it, which reads the clock only when it is needed.
+	 */
+	now = tx->snapshot;
 	tx->limit = now + 1;
 	tx->cause = 0;
 	/* Release: pairs with tm_free's acquire load of tx_id (tx/mem.c),

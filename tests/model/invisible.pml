@@ -22,7 +22,8 @@
  * step (sequential consistency; the C code's acquire/release orders are
  * what makes that sound, see src/cd/invisible.h):
  *   begin:    lazily, at the first operation, after its first read of the
- *             orec (the fast path's order): snapshot = clock
+ *             orec (the fast path's order): snapshot = the last clock
+ *             value the thread saw (lazy: at its last commit or extension)
  *   LT:       v1 = orec; if locked by us: read our buffer or memory;
  *             locked by other: doomed; v1 > snapshot: extend (revalidate
  *             the read set at a later clock) or doomed; else x = data;
@@ -60,6 +61,7 @@ byte done;
 proctype thread(byte me)
 {
 	byte snap, attempt, kind, i, v, x, ts, a, b, now, first;
+	byte seen; /* the last clock value this thread saw: the lazy snapshot */
 	bool doomed, ok, begun;
 	bool rs_has[NL];		/* read set: lines read (no versions) */
 	bool ws_held[NL];		/* write set: orec held, old version */
@@ -87,7 +89,7 @@ proctype thread(byte me)
 	:: else -> break \
 	od; \
 	if \
-	:: result -> snap = now \
+	:: result -> snap = now; seen = now \
 	:: else -> skip \
 	fi
 
@@ -100,7 +102,7 @@ proctype thread(byte me)
 /* out = LT(line l); sets doomed on failure */
 #define BEGIN \
 	if \
-	:: !begun -> snap = clock; begun = true \
+	:: !begun -> snap = seen; begun = true \
 	:: else -> skip \
 	fi
 
@@ -245,6 +247,7 @@ proctype thread(byte me)
 				data[1 - first] = ws_val[1 - first];
 				orec[1 - first] = ts;
 				commits++;
+				seen = ts;
 				RELEASE(true)
 			:: else -> RELEASE(false)
 			fi
