@@ -71,8 +71,11 @@ static struct ltx_wentry *find_line(struct ltx_tx *tx, struct ltx_wentry *w,
 				    uintptr_t line)
 {
 	for (;;) {
-		if (w->line == line)
+		if (w->line == line) {
+			/* Callers read or add bytes: the general form. */
+			ltx_wset_expand(w);
 			return w;
+		}
 		if (w->next == 0)
 			return NULL;
 		w = tx->ws_base + (w->next - 1);
@@ -386,7 +389,7 @@ static void reset(struct ltx_tx *tx)
 static __attribute__((noinline)) unsigned counted_commit_end(struct ltx_tx *tx)
 {
 	for (struct ltx_wentry *w = tx->ws_base; w < tx->ws_next; w++)
-		if (w->mask != 0)
+		if (ltx_wset_dirty(w))
 			tx->stats.bus_writeback++;
 	ltx_lines_reset(tx);
 	reset(tx);
@@ -401,8 +404,9 @@ static __attribute__((noinline)) unsigned counted_commit_end(struct ltx_tx *tx)
  */
 static uintptr_t released_version(const struct ltx_wentry *h, uintptr_t ts)
 {
-	return (h->mask != 0 || (h->flags & LTX_WENTRY_BUMP)) ? ts
-							      : h->old_version;
+	return (ltx_wset_dirty(h) || (h->flags & LTX_WENTRY_BUMP))
+		       ? ts
+		       : h->old_version;
 }
 
 static unsigned inv_commit(struct ltx_tx *tx)
@@ -443,23 +447,38 @@ static unsigned inv_commit(struct ltx_tx *tx)
 	 * them, which sit later in the write set than their head.
 	 */
 	for (w = tx->ws_base; w < end; w++) {
-		uint64_t m = w->mask;
+		uint64_t m;
 
-		if (m != 0)
-			ltx_wset_write_back(w, m);
+		if (ltx_likely(w->link == LTX_WENTRY_LONE_SINGLE)) {
+			/* The common ST: one word, alone on its orec. */
+			__atomic_store_n((uint64_t *)w->single_addr,
+					 w->single_val, __ATOMIC_RELEASE);
+			__atomic_store_n(w->orec, ts, __ATOMIC_RELEASE);
+			continue;
+		}
 		if (ltx_likely(w->link == 0)) {
-			/* A lone head: LTX without ST keeps the version. */
+			/* A lone head (LTX, sub-word or several stores); LTX
+			 * without ST keeps the version. */
+			m = w->mask;
+			if (m != 0)
+				ltx_wset_write_back(w, m);
 			__atomic_store_n(w->orec, m != 0 ? ts : w->old_version,
 					 __ATOMIC_RELEASE);
 			continue;
 		}
+		/* Chained or flagged: released in the second pass. */
+		ltx_wset_expand(w);
+		m = w->mask;
+		if (m != 0)
+			ltx_wset_write_back(w, m);
 		chains = true;
 		if (w->orec == NULL && m != 0)
 			tx->ws_base[w->head].flags |= LTX_WENTRY_BUMP;
 	}
 	if (chains)
 		for (w = tx->ws_base; w < end; w++)
-			if (w->orec != NULL && w->link != 0)
+			if (w->orec != NULL && w->link != 0 &&
+			    w->link != LTX_WENTRY_LONE_SINGLE)
 				__atomic_store_n(w->orec,
 						 released_version(w, ts),
 						 __ATOMIC_RELEASE);
@@ -552,7 +571,7 @@ static unsigned inv_line_state(struct ltx_tx *tx, const void *addr)
 	struct ltx_wentry *w = h != NULL ? find_line(tx, h, line) : NULL;
 
 	if (w != NULL)
-		return LTX_LINE_STATE(TM_XABORT, w->mask != 0 ? 'M' : 'E');
+		return LTX_LINE_STATE(TM_XABORT, ltx_wset_dirty(w) ? 'M' : 'E');
 	if (tx->counted) {
 		struct ltx_line *e = ltx_lines_find(tx, line);
 

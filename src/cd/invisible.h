@@ -145,6 +145,13 @@ ltx_inv_fast_store(struct ltx_tx *tx, void *addr,
 
 	if (ltx_unlikely(w == NULL))
 		return false;
+	if (size == 8) {
+		/* A whole aligned word: kept aside (LTX_WENTRY_SINGLE). */
+		w->link = LTX_WENTRY_LONE_SINGLE;
+		w->single_addr = (uintptr_t)addr;
+		w->single_val = val;
+		return true;
+	}
 	memcpy((char *)w->data + off, &val, size); /* little-endian */
 	w->mask = (uint64_t)((1u << size) - 1) << off;
 	return true;

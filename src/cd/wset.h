@@ -7,7 +7,26 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "arch/arch.h"
 #include "tx/desc.h"
+
+/* Turn a LTX_WENTRY_SINGLE entry into the general form (data, mask). */
+static inline void ltx_wset_expand(struct ltx_wentry *w)
+{
+	if (ltx_unlikely(w->flags & LTX_WENTRY_SINGLE)) {
+		unsigned off = (unsigned)(w->single_addr & LTX_LINE_MASK);
+
+		w->data[off >> 3] = w->single_val;
+		w->mask = (uint64_t)0xff << off;
+		w->flags &= ~LTX_WENTRY_SINGLE;
+	}
+}
+
+/* Has the transaction stored to this entry's line? */
+static inline bool ltx_wset_dirty(const struct ltx_wentry *w)
+{
+	return (w->flags & LTX_WENTRY_SINGLE) || w->mask != 0;
+}
 
 /* Put the low size bytes of val into the entry's XABORT copy. */
 static inline __attribute__((always_inline)) void

@@ -66,7 +66,9 @@ struct ltx_wentry {
 		uint64_t link; /* 0: a lone head, the common case */
 	};
 	uint32_t head;	       /* chained entries: index of the head */
-	uint32_t pad_[5];      /* 128 bytes: entry arithmetic is a shift */
+	uint32_t pad_;
+	uintptr_t single_addr; /* LTX_WENTRY_SINGLE: the word stored... */
+	uint64_t single_val;   /* ...and its value (data, mask unused) */
 };
 
 _Static_assert(sizeof(struct ltx_wentry) == 128, "write-set entry size");
@@ -75,6 +77,16 @@ _Static_assert(sizeof(struct ltx_wentry) == 128, "write-set entry size");
 #define LTX_WENTRY_BUMP 1u
 /* A later entry on an orec held by an earlier one (orec is NULL). */
 #define LTX_WENTRY_CHAINED 2u
+/*
+ * The line's only store so far is one aligned word, made by the fast path:
+ * it is in single_addr/single_val, and data and mask are stale.  Commit
+ * writes it back with one store; anything else that needs the bytes calls
+ * ltx_wset_expand() first.  The common ST costs no mask arithmetic, and
+ * its commit no mask loop.
+ */
+#define LTX_WENTRY_SINGLE 4u
+/* link of a lone head whose one store is a LTX_WENTRY_SINGLE word. */
+#define LTX_WENTRY_LONE_SINGLE ((uint64_t)LTX_WENTRY_SINGLE << 32)
 
 /*
  * An action run when the transaction ends: fn(arg) after a commit (after
