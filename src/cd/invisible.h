@@ -136,6 +136,41 @@ ltx_inv_fast_acquire(struct ltx_tx *tx, const void *addr)
 	return w;
 }
 
+/*
+ * ST to a line this transaction already holds alone on its orec (after
+ * LTX, or a first ST): add the bytes to its entry.  The orec points at the
+ * entry, which must lie in our write set (only then is the line ours: see
+ * owned_head in invisible.c); a doomed transaction's set is empty.
+ * Returns false for anything else (chains, flags: the slow path).
+ */
+static inline __attribute__((always_inline)) bool
+ltx_inv_fast_store_owned(struct ltx_tx *tx, void *addr, uint64_t val,
+			 unsigned size)
+{
+	uintptr_t *orec =
+		ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
+	uintptr_t v = __atomic_load_n(orec, __ATOMIC_RELAXED);
+	struct ltx_wentry *w = (struct ltx_wentry *)(v & ~LTX_OREC_LOCKED);
+	unsigned off = (unsigned)((uintptr_t)addr & LTX_LINE_MASK);
+
+	if (!(v & LTX_OREC_LOCKED) ||
+	    (uintptr_t)w - (uintptr_t)tx->ws_base >=
+		    (uintptr_t)tx->ws_next - (uintptr_t)tx->ws_base ||
+	    w->line != ((uintptr_t)addr & ~LTX_LINE_MASK))
+		return false;
+	if (w->link == 0) {
+		memcpy((char *)w->data + off, &val, size); /* little-endian */
+		w->mask |= (uint64_t)((1u << size) - 1) << off;
+		return true;
+	}
+	if (size == 8 && w->link == LTX_WENTRY_LONE_SINGLE &&
+	    w->single_addr == (uintptr_t)addr) {
+		w->single_val = val; /* the same word again */
+		return true;
+	}
+	return false;
+}
+
 static inline __attribute__((always_inline)) bool
 ltx_inv_fast_store(struct ltx_tx *tx, void *addr,
 				      uint64_t val, unsigned size)

@@ -10,6 +10,7 @@
 
 #include "cd/cd.h"
 #include "cd/lines.h"
+#include "cd/invisible.h"
 #include "cd/orec.h"
 #include "rt/backoff.h"
 #include "rt/config.h"
@@ -468,7 +469,8 @@ uint64_t ltx_tx_load(struct ltx_tx *tx, const void *addr, bool excl)
 			      (uintptr_t)__builtin_return_address(0));
 }
 
-void ltx_tx_store_at(struct ltx_tx *tx, void *addr, uint64_t val,
+__attribute__((noinline)) void
+ltx_tx_store_at(struct ltx_tx *tx, void *addr, uint64_t val,
 		     unsigned size, uintptr_t pc)
 {
 	unsigned cause;
@@ -486,6 +488,28 @@ void ltx_tx_store_at(struct ltx_tx *tx, void *addr, uint64_t val,
 
 void ltx_tx_store(struct ltx_tx *tx, void *addr, uint64_t val, unsigned size)
 {
+	/* ST to a line already held (LTX then ST): no need for the rest.
+	 * Inlined per size, so that no register is saved on this path. */
+	if (ltx_likely(tx->mode == LTX_MODE_INVISIBLE)) {
+		switch (size) {
+		case 8:
+			if (ltx_inv_fast_store_owned(tx, addr, val, 8))
+				return;
+			break;
+		case 4:
+			if (ltx_inv_fast_store_owned(tx, addr, val, 4))
+				return;
+			break;
+		case 2:
+			if (ltx_inv_fast_store_owned(tx, addr, val, 2))
+				return;
+			break;
+		default:
+			if (ltx_inv_fast_store_owned(tx, addr, val, 1))
+				return;
+			break;
+		}
+	}
 	ltx_tx_store_at(tx, addr, val, size,
 			(uintptr_t)__builtin_return_address(0));
 }

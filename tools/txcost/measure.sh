@@ -10,7 +10,7 @@ ir() {
 		--callgrind-out-file=/dev/null "$B" "$1" "$2" "$N" 2>&1 |
 		sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
-for kind in lt ltx st; do
+for kind in lt ltx st ltxst; do
 	a=$(ir $kind 0)
 	b=$(ir $kind 16)
 	echo "$kind: $(((b - a) / (N * 16))).$((((b - a) * 10 / (N * 16)) % 10)) instructions per operation (first access to a line, K=16)"

@@ -8,7 +8,8 @@
  *
  *   valgrind --tool=callgrind --toggle-collect=run ./txcost lt 16 10000
  *
- * usage: txcost lt|ltx|st|lt1 K N   (K in 0, 1, 2, 4, 8, 16)
+ * usage: txcost lt|ltx|st|ltxst|lt1 K N   (K in 0, 1, 2, 4, 8, 16)
+ * ltxst: tm_ltx then tm_st of the same word (read-modify-write).
  * lt1: one tm_lt and tm_commit per transaction, K ignored.
  */
 #include <ltx/tm.h>
@@ -26,6 +27,7 @@ static tm_word_t lines[16][8] __attribute__((aligned(64)));
 #define LT(i) sum += tm_lt(&lines[i][0]);
 #define LTX(i) sum += tm_ltx(&lines[i][0]);
 #define ST(i) tm_st(&lines[i][0], n);
+#define LTXST(i) tm_st(&lines[i][0], tm_ltx(&lines[i][0]) + 1);
 
 #define RUN_K(op)                                                             \
 	switch (k) {                                                          \
@@ -73,6 +75,8 @@ __attribute__((noinline)) long run(const char *kind, int k, long iters)
 		RUN_K(LTX)
 	} else if (strcmp(kind, "st") == 0) {
 		RUN_K(ST)
+	} else if (strcmp(kind, "ltxst") == 0) {
+		RUN_K(LTXST)
 	} else {
 		for (long n = 0; n < iters; n++) {
 			sum += tm_lt(&lines[0][0]);
@@ -90,7 +94,7 @@ int main(int argc, char **argv)
 
 	if (argc != 4 || (k = atoi(argv[2])) < 0 || k > 16 ||
 	    (iters = atol(argv[3])) < 1) {
-		fprintf(stderr, "usage: txcost lt|ltx|st|lt1 K(0-16) N\n");
+		fprintf(stderr, "usage: txcost lt|ltx|st|ltxst|lt1 K(0-16) N\n");
 		return 2;
 	}
 	/* Warm up: create the descriptor and touch the lines' orecs. */
