@@ -326,4 +326,9 @@ int tm_bus_stats(struct tm_bus_stats *out);
 }
 #endif
 
+/* LTX_INLINE: compile the common case of tm_lt into the caller (inline.h). */
+#ifdef LTX_INLINE
+#include <ltx/inline.h>
+#endif
+
 #endif /* LTX_TM_H */

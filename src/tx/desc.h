@@ -11,6 +11,9 @@
 #include "rt/config.h"
 #include "rt/stats.h"
 
+#define LTX_INTERNAL 1
+#include <ltx/inline.h>
+
 /*
  * Transaction states (struct ltx_tx.status).  The article's TACTIVE flag is
  * status != LTX_IDLE; its TSTATUS flag is status == LTX_ACTIVE.
@@ -228,7 +231,12 @@ struct ltx_checkpoint {
 	void *arg;
 };
 
-/* The calling thread's descriptor (never NULL: see ltx_boot_tx). */
+/*
+ * The calling thread's descriptor (never NULL: see ltx_boot_tx).  Exported
+ * as tm__self_v1 for <ltx/inline.h>, whose struct tm__hot mirrors the head
+ * of struct ltx_tx: change that head and the version in the name together.
+ */
+#define ltx_self tm__self_v1
 extern __thread struct ltx_tx *ltx_self
 	__attribute__((tls_model("initial-exec")));
 
@@ -239,6 +247,20 @@ extern __thread struct ltx_tx *ltx_self
  * path, which creates the real one.
  */
 extern struct ltx_tx ltx_boot_tx;
+
+#define LTX_HOT_SAME(f)                                                       \
+	_Static_assert(offsetof(struct ltx_tx, f) ==                          \
+			       offsetof(struct tm__hot, f),                   \
+		       "struct tm__hot (ltx/inline.h) differs from ltx_tx: " #f)
+LTX_HOT_SAME(limit);
+LTX_HOT_SAME(orecs);
+LTX_HOT_SAME(orec_mask);
+LTX_HOT_SAME(orec_mul);
+LTX_HOT_SAME(status);
+LTX_HOT_SAME(rs_next);
+LTX_HOT_SAME(rs_end);
+_Static_assert(sizeof(struct ltx_rentry) == sizeof(uintptr_t *),
+	       "a read-set entry is one orec pointer (ltx/inline.h)");
 
 /*
  * ltx_refuse_tx: what ltx_self points to in a signal handler that runs

@@ -23,7 +23,8 @@
 #define WRITE_SET_INITIAL 64
 
 __thread struct ltx_tx *ltx_self
-	__attribute__((tls_model("initial-exec"))) = &ltx_boot_tx;
+	__attribute__((tls_model("initial-exec"), visibility("default"))) =
+		&ltx_boot_tx;
 
 static uintptr_t boot_orecs[1];
 
