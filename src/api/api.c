@@ -129,7 +129,8 @@ bool tm_commit(void)
 
 	if (ltx_likely(ltx_tx_fast_commit(tx)))
 		return true;
-	if (tx->stats_on && ltx_tx_commit_counted_ro(tx))
+	if (tx->stats_on && tx->ws_next == tx->ws_base &&
+	    ltx_tx_commit_counted_ro(tx))
 		return true;
 	return ltx_tx_commit(tx);
 }

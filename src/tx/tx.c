@@ -570,7 +570,7 @@ commit_live(struct ltx_tx *tx, bool extras)
 		store_status(tx, idle_status());
 		if (!counted && wrote)
 			tx->stats.commits_rw++;
-		if (extras)
+		if (extras && tx->nactions != tx->actions_keep)
 			run_actions(tx, true);
 		return true;
 	}
