@@ -335,7 +335,12 @@ static void commit_outermost(struct ltx_itm_thread *t)
 		if (t->frees_pending)
 			ltx_itm_quiesce(t);
 	} else {
+		struct ltx_tx *tx = ltx_tx_self();
+
 		ltx_itm_serial_exit();
+		/* Statistics count it too (ltxstat's totals match). */
+		if (tx != NULL)
+			ltx_tx_count_serial_commit(tx);
 	}
 	t->frees_pending = false;
 	t->stats.commits++;

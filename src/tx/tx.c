@@ -311,6 +311,18 @@ static void begin(struct ltx_tx *tx)
 	}
 }
 
+void ltx_tx_count_serial_commit(struct ltx_tx *tx)
+{
+	/* Counted as a transaction begun and committed (tx_id keeps the
+	 * read-only count, derived from it, right) that wrote and ran
+	 * irrevocably. */
+	ltx_stats_write_begin(tx);
+	__atomic_store_n(&tx->tx_id, tx->tx_id + 1, __ATOMIC_RELEASE);
+	tx->stats.commits_rw++;
+	tx->stats.irrevocable++;
+	ltx_stats_write_end(tx);
+}
+
 bool ltx_tx_add_action(struct ltx_tx *tx, void (*fn)(void *), void *arg,
 		       bool on_commit)
 {

@@ -45,6 +45,13 @@ bool ltx_tx_add_action(struct ltx_tx *tx, void (*fn)(void *), void *arg,
 /* tm_line_state() of addr for the calling thread's descriptor tx. */
 unsigned ltx_tx_line_state(struct ltx_tx *tx, const void *addr);
 
+/*
+ * ltx_tx_count_serial_commit: count a transaction that ran outside the
+ * conflict-detection modes (the libitm layer's serial and uninstrumented
+ * ones) in tx's statistics, as a committed, irrevocable update.
+ */
+void ltx_tx_count_serial_commit(struct ltx_tx *tx);
+
 /* The status word tm_status() reports. */
 unsigned ltx_tx_status(const struct ltx_tx *tx);
 
