@@ -298,7 +298,7 @@ static const struct ltx_setting settings[] = {
 	  "none | spin[:n=CYCLES] | exp[:min=CYCLES,max=CYCLES] | yield",
 	  "exp:min=64,max=65536", LTX_SETTING_ANYTIME, parse_backoff,
 	  format_backoff },
-	{ "LTX_OREC_BITS", "an integer from 4 to 28", "20",
+	{ "LTX_OREC_BITS", "an integer from 4 to 28", "16",
 	  LTX_SETTING_STARTUP, parse_orec_bits, format_orec_bits },
 	{ "LTX_STATS", "0 | 1 | stacks", "0", LTX_SETTING_STARTUP, parse_stats,
 	  format_stats },
