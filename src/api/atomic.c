@@ -107,8 +107,15 @@ void tm__atomic_end(struct tm__atomic *a)
 		break;
 	case BLOCK_OUTER:
 		/* On failure this restarts the block: no return. */
-		if (ltx_tx_commit(tx))
+		if (ltx_tx_commit(tx)) {
+			/* The block is over, even if its last run made no
+			 * transactional access (no transaction to commit):
+			 * its aborts no longer count towards the serial
+			 * fallback. */
+			if (tx != &ltx_boot_tx)
+				tx->consec_aborts = 0;
 			block_done(a, tx);
+		}
 		break;
 	default:
 		break;
