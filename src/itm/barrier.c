@@ -114,24 +114,21 @@ serial_store(struct ltx_itm_thread *t, void *dst, const void *src, size_t n)
 	memmove(dst, src, n);
 }
 
-static inline __attribute__((always_inline)) void
-read_obj(void *dst, const void *src, size_t size, bool excl)
+/* Everything but the fast path of an ITM_INSTR transaction. */
+static __attribute__((noinline)) void
+read_slow(void *dst, const void *src, size_t size, bool excl)
 {
 	struct ltx_itm_thread *t = thread();
 	uintptr_t p = (uintptr_t)src;
 
-	if (ltx_unlikely(t->mode != ITM_INSTR)) {
+	if (t->mode != ITM_INSTR) {
 		serial_load(t, dst, src, size);
 		return;
 	}
 	if (size <= 8 && (p & (size - 1)) == 0) {
-		const void *word = (const void *)(p & ~LTX_WORD_MASK);
-		struct ltx_tx *tx = ltx_self;
-		uint64_t x;
+		uint64_t x = slow_load_word(t, (const void *)(p & ~LTX_WORD_MASK),
+					    excl);
 
-		if (!(excl ? ltx_inv_fast_load_excl(tx, word, &x)
-			   : ltx_inv_fast_load(tx, word, &x)))
-			x = slow_load_word(t, word, excl);
 		x >>= (p & LTX_WORD_MASK) * 8;
 		memcpy(dst, &x, size); /* little-endian */
 		return;
@@ -139,13 +136,13 @@ read_obj(void *dst, const void *src, size_t size, bool excl)
 	load_bytes(t, dst, src, size, excl);
 }
 
-static inline __attribute__((always_inline)) void
-write_obj(void *dst, const void *src, size_t size)
+static __attribute__((noinline)) void
+write_slow(void *dst, const void *src, size_t size)
 {
 	struct ltx_itm_thread *t = thread();
 	uintptr_t p = (uintptr_t)dst;
 
-	if (ltx_unlikely(t->mode != ITM_INSTR)) {
+	if (t->mode != ITM_INSTR) {
 		serial_store(t, dst, src, size);
 		return;
 	}
@@ -153,11 +150,56 @@ write_obj(void *dst, const void *src, size_t size)
 		uint64_t x = 0;
 
 		memcpy(&x, src, size);
-		if (!ltx_inv_fast_store(ltx_self, dst, x, (unsigned)size))
-			slow_store(t, dst, x, (unsigned)size);
+		slow_store(t, dst, x, (unsigned)size);
 		return;
 	}
 	store_bytes(t, dst, src, size);
+}
+
+/*
+ * The fast paths: an ITM_INSTR transaction (ltx_itm_fast.tx set) and a
+ * naturally aligned object of at most 8 bytes, off this thread's stack
+ * for a store; the rest, including whatever ltx's inline paths decline,
+ * goes to the slow paths above, which start over from the mode.
+ */
+static inline __attribute__((always_inline)) void
+read_obj(void *dst, const void *src, size_t size, bool excl)
+{
+	struct ltx_tx *tx = ltx_itm_fast.tx;
+	uintptr_t p = (uintptr_t)src;
+
+	if (ltx_likely(tx != NULL) && size <= 8 && (p & (size - 1)) == 0) {
+		/* (For 8 bytes the compiler cannot tell that p is the word.) */
+		const void *word =
+			size == 8 ? src : (const void *)(p & ~LTX_WORD_MASK);
+		uint64_t x;
+
+		if (ltx_likely(excl ? ltx_inv_fast_load_excl(tx, word, &x)
+				    : ltx_inv_fast_load(tx, word, &x))) {
+			if (size < 8)
+				x >>= (p & LTX_WORD_MASK) * 8;
+			memcpy(dst, &x, size); /* little-endian */
+			return;
+		}
+	}
+	read_slow(dst, src, size, excl);
+}
+
+static inline __attribute__((always_inline)) void
+write_obj(void *dst, const void *src, size_t size)
+{
+	struct ltx_tx *tx = ltx_itm_fast.tx;
+	uintptr_t p = (uintptr_t)dst;
+
+	if (ltx_likely(tx != NULL) && size <= 8 && (p & (size - 1)) == 0 &&
+	    p - ltx_itm_fast.stack_lo >= ltx_itm_fast.stack_span) {
+		uint64_t x = 0;
+
+		memcpy(&x, src, size);
+		if (ltx_likely(ltx_inv_fast_store(tx, dst, x, (unsigned)size)))
+			return;
+	}
+	write_slow(dst, src, size);
 }
 
 #pragma GCC visibility push(default)

@@ -89,6 +89,7 @@ static struct ltx_tx *disarm(void)
 	struct ltx_tx *tx = ltx_self;
 
 	tx->checkpoint = NULL;
+	ltx_itm_fast.tx = NULL; /* the barriers now look at the mode */
 	return tx;
 }
 
@@ -108,6 +109,7 @@ static uint32_t enter(struct ltx_itm_thread *t, int mode)
 		t->cp.restart = checkpoint_restart;
 		t->cp.arg = t;
 		tx->checkpoint = &t->cp;
+		ltx_itm_fast.tx = tx;
 		return ITM_A_INSTRUMENTED;
 	}
 	case ITM_SERIAL:
@@ -232,6 +234,7 @@ static void finish(struct ltx_itm_thread *t)
 	t->nests_len = 0;
 	t->depth = 0;
 	t->mode = ITM_NONE;
+	ltx_itm_fast.tx = NULL;
 	t->id = 0;
 }
 
@@ -329,6 +332,7 @@ static void commit_outermost(struct ltx_itm_thread *t)
 		if (!ltx_tx_fast_commit(tx) && !ltx_tx_commit(tx))
 			ltx_itm_restart(t);
 		tx->checkpoint = NULL;
+		ltx_itm_fast.tx = NULL;
 		ltx_itm_shared_exit(t);
 		/* Privatization safety for what this transaction freed: no
 		 * transaction that may still read it is running. */

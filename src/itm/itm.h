@@ -133,6 +133,24 @@ struct ltx_itm_thread {
 extern __thread struct ltx_itm_thread *ltx_itm_self
 	__attribute__((tls_model("initial-exec")));
 
+/*
+ * What the barriers' fast paths need, each one %fs-relative load away
+ * (no load of ltx_itm_self, no mode check): tx is this thread's ltx
+ * descriptor exactly while the thread runs an ITM_INSTR transaction, else
+ * NULL (every barrier then takes its slow path, which looks at the mode).
+ * The stack bounds are set once, when the thread state is made.  Written
+ * by the thread only; a signal handler that runs tm_* transactions switches
+ * ltx_self, not this, so the interrupted barrier still sees its own.
+ */
+struct ltx_itm_fast {
+	struct ltx_tx *tx;
+	uintptr_t stack_lo;
+	uintptr_t stack_span; /* stack_hi - stack_lo */
+};
+
+extern __thread struct ltx_itm_fast ltx_itm_fast
+	__attribute__((tls_model("initial-exec")));
+
 /* ltx_itm_thread_get: the caller's state, created if needed (fatal if no
  * memory: the ABI has no way to report it). */
 struct ltx_itm_thread *ltx_itm_thread_get(void);

@@ -39,6 +39,8 @@
 
 __thread struct ltx_itm_thread *ltx_itm_self
 	__attribute__((tls_model("initial-exec")));
+__thread struct ltx_itm_fast ltx_itm_fast
+	__attribute__((tls_model("initial-exec")));
 
 struct ltx_itm_thread *ltx_itm_registry;
 unsigned ltx_itm_live_threads;
@@ -59,6 +61,7 @@ static void thread_exit(void *arg)
 	struct ltx_itm_thread *t = arg;
 
 	ltx_itm_self = NULL;
+	ltx_itm_fast.tx = NULL;
 	__atomic_fetch_sub(&ltx_itm_live_threads, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&registry_lock);
 	t->in_use = 0;
@@ -87,6 +90,8 @@ static void stack_bounds(struct ltx_itm_thread *t)
 		ltx_itm_fatal("cannot find this thread's stack");
 	t->stack_lo = (uintptr_t)addr;
 	t->stack_hi = (uintptr_t)addr + size;
+	ltx_itm_fast.stack_lo = t->stack_lo;
+	ltx_itm_fast.stack_span = size;
 }
 
 struct ltx_itm_thread *ltx_itm_thread_get(void)
