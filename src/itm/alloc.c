@@ -1,16 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /* libitm ABI: allocation in transactions (malloc family, C++ new/delete). */
+#include <malloc.h>
 #include <stdlib.h>
 
 #include "itm/itm.h"
 #include "itm/libitm.h"
+#include "tx/mem.h"
 
 /*
  * Memory allocated in a transaction is freed if it rolls back; memory
- * freed in one is freed only when it commits, and after every transaction
- * that ran concurrently has ended (ltx_itm_quiesce), so none of them can
- * still read it.  An irrevocable transaction that cannot cancel frees at
- * once: nothing else runs.
+ * freed in one is freed only when it commits.  After an ITM_INSTR commit
+ * the blocks go to ltx's transactional reclamation (tx/mem.c): each is
+ * released, with its own allocator's function, once every transaction
+ * that was running at the commit has ended, so none of them can still
+ * read it, and the committing thread waits for nobody.  (If there is no
+ * memory to track them, it waits for the concurrent ITM transactions to
+ * end, ltx_itm_quiesce, and releases them itself.)  The serial modes run
+ * alone and release at commit; an irrevocable transaction that cannot
+ * cancel, at once.
  *
  * The C++ clones call libstdc++'s operators through weak references, so
  * that C programs need no libstdc++; GCC emits them only into C++ code,
@@ -46,6 +53,64 @@ void ltx_itm_free_now(void *ptr, size_t size, unsigned kind)
 	default:
 		_ZdlPvm(ptr, size);
 		break;
+	}
+}
+
+static void release_free(void *ptr, size_t size)
+{
+	(void)size;
+	free(ptr);
+}
+
+static void release_delete(void *ptr, size_t size)
+{
+	(void)size;
+	_ZdlPv(ptr);
+}
+
+static void release_delete_array(void *ptr, size_t size)
+{
+	(void)size;
+	_ZdaPv(ptr);
+}
+
+static void release_delete_sized(void *ptr, size_t size)
+{
+	_ZdlPvm(ptr, size);
+}
+
+static void (*const release_fn[])(void *, size_t) = {
+	[KIND_FREE] = release_free,
+	[KIND_DELETE] = release_delete,
+	[KIND_DELETE_ARRAY] = release_delete_array,
+	[KIND_DELETE_SIZED] = release_delete_sized,
+};
+
+void ltx_itm_alloc_commit(struct ltx_itm_thread *t, bool concurrent)
+{
+	size_t n = t->allocs_len, i;
+	bool quiesced = false;
+
+	if (!concurrent) {
+		ltx_itm_alloc_finish(t, 0, true);
+		return;
+	}
+	t->allocs_len = 0;
+	for (i = 0; i < n; i++) {
+		const struct ltx_itm_alloc *a = &t->allocs[i];
+		/* The size release needs, else one for the figures. */
+		size_t size = a->kind == KIND_DELETE_SIZED ? a->size
+			      : a->kind == KIND_FREE	   ? malloc_usable_size(a->ptr)
+							   : 0;
+
+		if (!a->on_commit ||
+		    ltx_mem_defer_foreign(a->ptr, size, release_fn[a->kind]))
+			continue;
+		if (!quiesced) {
+			ltx_itm_quiesce(t);
+			quiesced = true;
+		}
+		ltx_itm_free_now(a->ptr, a->size, a->kind);
 	}
 }
 

@@ -325,6 +325,8 @@ uint32_t ltx_itm_begin(uint32_t prop, const struct ltx_itm_jmpbuf *jb)
 
 static void commit_outermost(struct ltx_itm_thread *t)
 {
+	bool concurrent = t->frees_pending && t->mode == ITM_INSTR;
+
 	if (t->mode == ITM_INSTR) {
 		struct ltx_tx *tx = ltx_self;
 
@@ -334,10 +336,6 @@ static void commit_outermost(struct ltx_itm_thread *t)
 		tx->checkpoint = NULL;
 		ltx_itm_fast.tx = NULL;
 		ltx_itm_shared_exit(t);
-		/* Privatization safety for what this transaction freed: no
-		 * transaction that may still read it is running. */
-		if (t->frees_pending)
-			ltx_itm_quiesce(t);
 	} else {
 		struct ltx_tx *tx = ltx_tx_self();
 
@@ -346,11 +344,13 @@ static void commit_outermost(struct ltx_itm_thread *t)
 		if (tx != NULL)
 			ltx_tx_count_serial_commit(tx);
 	}
-	t->frees_pending = false;
 	t->stats.commits++;
+	t->frees_pending = false;
 	finish(t);
+	/* What it freed is released after the concurrent transactions end
+	 * (alloc.c): none may still read it. */
 	if (t->allocs_len != 0)
-		ltx_itm_alloc_finish(t, 0, true);
+		ltx_itm_alloc_commit(t, concurrent);
 	t->cxa_catch_count = 0;
 	t->cxa_unthrown = NULL;
 	if (ltx_unlikely(t->actions_len != 0))

@@ -180,6 +180,9 @@ void ltx_itm_alloc_record(struct ltx_itm_thread *t, void *ptr, size_t size,
 void ltx_itm_alloc_finish(struct ltx_itm_thread *t, size_t from,
 			  bool committed);
 void ltx_itm_free_now(void *ptr, size_t size, unsigned kind);
+/* The outermost transaction committed: release what it freed; after
+ * others that ran concurrently (ITM_INSTR) have ended, if concurrent. */
+void ltx_itm_alloc_commit(struct ltx_itm_thread *t, bool concurrent);
 
 /*
  * Serial lock (serial.c).  serial_enter waits as long as needed: only for

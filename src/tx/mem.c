@@ -88,7 +88,10 @@
 
 struct block {
 	void *p;
-	size_t size; /* usable size, for sdallocx */
+	size_t size; /* usable size, for sdallocx (foreign: for release) */
+	/* NULL: a block of ltx's allocator; else how to release a foreign
+	 * one (ltx_mem_defer_foreign) */
+	void (*release)(void *p, size_t size);
 };
 
 /* A transaction that may still read the blocks of a batch. */
@@ -273,7 +276,7 @@ static bool log_push(struct log *l, void *p, size_t size)
 		l->b = b;
 		l->cap = cap;
 	}
-	l->b[l->n++] = (struct block){ p, size };
+	l->b[l->n++] = (struct block){ .p = p, .size = size };
 	return true;
 }
 
@@ -288,8 +291,12 @@ static void log_clear(struct log *l)
 static void release_blocks(struct ltx_tx *tx, struct ltx_mem_thread *m,
 			   const struct block *b, unsigned n)
 {
-	for (unsigned i = 0; i < n; i++)
-		ltx_alloc_free(b[i].p, b[i].size, m->cache);
+	for (unsigned i = 0; i < n; i++) {
+		if (b[i].release != NULL)
+			b[i].release(b[i].p, b[i].size);
+		else
+			ltx_alloc_free(b[i].p, b[i].size, m->cache);
+	}
 	tx->stats.mem_freed_blocks += n;
 }
 
@@ -419,7 +426,7 @@ static void seal(struct ltx_tx *tx, struct ltx_mem_thread *m)
 
 /* A committed free: the block joins the open batch. */
 static void defer(struct ltx_tx *tx, struct ltx_mem_thread *m, void *p,
-		  size_t size)
+		  size_t size, void (*release)(void *, size_t))
 {
 	struct batch *b = m->open;
 
@@ -446,7 +453,7 @@ static void defer(struct ltx_tx *tx, struct ltx_mem_thread *m, void *p,
 		b->wait = NULL;
 		m->open = b;
 	}
-	b->blocks[b->n++] = (struct block){ p, size };
+	b->blocks[b->n++] = (struct block){ p, size, release };
 	b->bytes += size;
 	tx->stats.mem_pending_bytes += size;
 	tx->stats.mem_pending_blocks++;
@@ -467,7 +474,7 @@ static void committed(void *arg)
 	m->logged_tx = 0;
 	log_clear(&m->allocs);
 	for (unsigned i = 0; i < m->frees.n; i++)
-		defer(tx, m, m->frees.b[i].p, m->frees.b[i].size);
+		defer(tx, m, m->frees.b[i].p, m->frees.b[i].size, NULL);
 	log_clear(&m->frees);
 }
 
@@ -611,7 +618,7 @@ void ltx_mem_free(void *p)
 			take_lines(tx, p, size);
 		while (!ltx_tx_commit(tx));
 		check_and_forget(p);
-		defer(tx, m, p, size);
+		defer(tx, m, p, size, NULL);
 		return;
 	}
 	if (!take_lines(tx, p, size))
@@ -623,6 +630,29 @@ void ltx_mem_free(void *p)
 	if (status_of(tx) == LTX_ACTIVE)
 		ltx_tx_doom(tx, TM_ABORT_NOMEM | TM_ABORT_CAPACITY);
 	live_add(p); /* the abort forgets the free */
+}
+
+bool ltx_mem_defer_foreign(void *p, size_t size,
+			   void (*release)(void *, size_t))
+{
+	struct ltx_tx *tx = ltx_tx_self();
+	struct ltx_mem_thread *m;
+
+	if (tx == NULL)
+		return false;
+	m = tx->mem;
+	if (m == NULL) {
+		/* No thread cache: this thread may never use ltx's own
+		 * allocator (released blocks of it, adopted from exited
+		 * threads, go back without one). */
+		m = calloc(1, sizeof(*m));
+		if (m == NULL)
+			return false;
+		m->cache = -2;
+		tx->mem = m;
+	}
+	defer(tx, m, p, size, release);
+	return true;
 }
 
 void ltx_mem_flush(void)

@@ -50,9 +50,10 @@ build() {
 		src=$srcdir/itm/$p.cc
 		cc=$CXX
 	fi
-	$cc -O2 -fgnu-tm -pthread -I"$srcdir/itm" "$src" \
-		-o "$work/$p.itm" || return 1
-	$cc -O2 -fgnu-tm -pthread -I"$srcdir/itm" "$src" \
+	$cc -O2 -fgnu-tm -pthread -I"$srcdir/itm" -I"$srcdir/../include" \
+		"$src" -o "$work/$p.itm" || return 1
+	$cc -O2 -fgnu-tm -pthread -I"$srcdir/itm" -I"$srcdir/../include" \
+		"$src" \
 		-o "$work/$p.ltx" -Wl,--no-as-needed -L"$LTXLIBDIR" -lltx \
 		-Wl,-rpath,"$(dirname "$LTXLIB")" || return 1
 }
