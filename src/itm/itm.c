@@ -58,8 +58,11 @@ static bool single_thread_serial(void)
 				"accepted: auto, never; using the default, "
 				"auto\n", e);
 	}
-	return p && __atomic_load_n(&ltx_itm_live_threads,
-				    __ATOMIC_RELAXED) == 1;
+	/* The serial modes do not exclude tm_* transactions: while another
+	 * thread has used those, run instrumented (see ltx(7)). */
+	return p &&
+	       __atomic_load_n(&ltx_itm_live_threads, __ATOMIC_RELAXED) == 1 &&
+	       ltx_tx_other_threads() == 0;
 }
 
 /* The code path an ITM_SERIAL_IRR transaction with properties prop runs. */

@@ -57,6 +57,9 @@ struct ltx_tx ltx_refuse_tx = {
  */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ltx_tx *registry;
+/* Threads that hold a descriptor of their own (handler twins are not
+ * counted): read without the lock by ltx_tx_other_threads. */
+static unsigned live_threads;
 static int next_slot;
 static pthread_key_t exit_key;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -147,6 +150,7 @@ static void thread_exit(void *arg)
 	pthread_mutex_lock(&registry_lock);
 	tx->in_use = 0;
 	pthread_mutex_unlock(&registry_lock);
+	__atomic_fetch_sub(&live_threads, 1, __ATOMIC_RELAXED);
 }
 
 static void global_init(void)
@@ -262,8 +266,17 @@ struct ltx_tx *ltx_tx_self(void)
 		tx->rng = 1;
 	pthread_setspecific(exit_key, tx);
 	ltx_self = tx;
+	__atomic_fetch_add(&live_threads, 1, __ATOMIC_RELAXED);
 	ltx_stats_arm(tx);
 	return tx;
+}
+
+unsigned ltx_tx_other_threads(void)
+{
+	unsigned n = __atomic_load_n(&live_threads, __ATOMIC_RELAXED);
+	unsigned mine = ltx_self != &ltx_boot_tx; /* a twin: its parent */
+
+	return n > mine ? n - mine : 0;
 }
 
 bool ltx_tx_others_live(void)

@@ -70,6 +70,13 @@ struct ltx_tx *ltx_tx_self(void);
  * descriptor (so process-wide settings can no longer change). */
 bool ltx_tx_others_live(void);
 
+/*
+ * ltx_tx_other_threads: how many threads other than the caller hold a
+ * descriptor now (have used ltx's transactions and not exited).  A hint:
+ * another thread may take one right after.
+ */
+unsigned ltx_tx_other_threads(void);
+
 /* ltx_tx_foreach: call fn on every descriptor ever created (live or
  * pooled), under the registry lock.  Not for signal handlers. */
 void ltx_tx_foreach(void (*fn)(struct ltx_tx *tx, void *arg), void *arg);

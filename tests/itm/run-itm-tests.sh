@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Runs the -fgnu-tm test programs under GCC's libitm and under ltx.
+# Runs the -fgnu-tm test programs under GCC's libitm and under ltx, and
+# (ltx only) mixed.c, where GCC and tm_* transactions share data.
 #
 # Each program in tests/itm checks its own result.  It is built once with
 # gcc -fgnu-tm (so it needs libitm.so.1) and once linked with -lltx ahead of
@@ -143,4 +144,22 @@ for p in $PROGS; do
 		done
 	done
 done
+# GCC and tm_* transactions on the same data (ltx only: it uses the tm_*
+# API): N threads of each, in each mode.
+if $CC -O2 -fgnu-tm -pthread -I"$srcdir/itm" -I"$srcdir/../include" \
+	"$srcdir/itm/mixed.c" -o "$work/mixed.ltx" -Wl,--no-as-needed \
+	-L"$LTXLIBDIR" -lltx -Wl,-rpath,"$(dirname "$LTXLIB")"; then
+	for t in 1 2 4; do
+		for m in $modes; do
+			n=
+			LTX_MODE=$m LTX_ITM_REPORT=1 "$work/mixed.ltx" $t \
+				>"$work/out" 2>"$work/err"
+			rc=$?
+			check "mixed $t+$t threads, -lltx, $m" yes
+		done
+	done
+else
+	echo "FAIL: mixed does not build"
+	fail=1
+fi
 exit $fail
