@@ -30,6 +30,7 @@ if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n)
 	exit 77
 fi
 mkdir -p "$out"
+out=$(cd "$out" && pwd) # the targets run from a directory inside it
 libs="$(pkg-config --libs libunwind 2>/dev/null || true) -ldl -lm"
 # ltx's private copy of jemalloc, made as src/Makefile.am makes it.
 jem=$out/jemalloc_private.o
@@ -58,9 +59,13 @@ for t in "$@"; do
 	dict=
 	[ -f "$here/$t.dict" ] && dict=-dict=$here/$t.dict
 	echo "== fuzz $t: $seconds s"
-	if "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+	# From a scratch directory: an input may name a file ltx writes
+	# (LTX_STATS_FILE), which must not land in the source tree.
+	rm -rf "$out/cwd-$t"
+	mkdir -p "$out/cwd-$t"
+	if (cd "$out/cwd-$t" && exec "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$out/$t-" $dict \
-		"$out/corpus-$t" "$here/corpus/$t" >"$out/$t.log" 2>&1; then
+		"$out/corpus-$t" "$here/corpus/$t") >"$out/$t.log" 2>&1; then
 		grep -E 'stat::number_of_executed_units|stat::new_units_added|cov:' \
 			"$out/$t.log" | tail -n 3
 		echo "== fuzz $t: passed"
