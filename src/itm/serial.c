@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "itm/itm.h"
+#include "rt/fence.h"
 
 /*
  * The serial lock lets one transaction run alone (ITM_SERIAL and
@@ -17,24 +18,32 @@
  * gtm_rwlock and of Dekker's mutual exclusion: a reader publishes itself in
  * its own cache line, so concurrent readers share no written line.
  *
- * Synchronization:
+ * Synchronization (Dekker, with an asymmetric fence: readers are every
+ * instrumented transaction, writers are rare, so the readers' side has no
+ * fence instruction and the writer pays with ltx_fence_heavy, rt/fence.h):
  *   reader (ltx_itm_shared_enter)    writer (ltx_itm_serial_enter)
  *     seq becomes odd (relaxed)        writer 0 -> 1 (seq_cst CAS)
- *     seq_cst fence                    load each other thread's seq
- *     load writer (relaxed)              (seq_cst)
- * The fence and the writer's seq_cst operations are ordered in the single
- * total order, which orders each side's store before its load, so at
- * least one side sees the other (on x86-64 the CAS is the writer's only
- * barrier): the reader backs off (seq even again, waits for
- * writer == 0) or the writer waits for the reader's seq to turn even.  The
- * reader's release store of the even seq pairs with the writer's acquire
- * load of it; the writer's release store of writer = 0 pairs with the
- * readers' acquire loads of it.
+ *     compiler barrier only            if another thread is registered:
+ *     load writer (relaxed)              ltx_fence_heavy()
+ *                                      load each other thread's seq
+ *                                        (seq_cst)
+ * The heavy fence makes every other thread execute a full barrier: a
+ * reader whose odd seq was stored before its barrier is seen by the
+ * writer's loads after the fence, and the writer waits for it; one whose
+ * load of writer comes after its barrier sees the CAS, and backs off (seq
+ * even again, waits for writer == 0).  Without another registered thread
+ * there is no reader to see: a thread registers (ltx_itm_live_threads, a
+ * seq_cst RMW followed by a seq_cst fence) before its first shared_enter,
+ * and the writer reads the count (seq_cst) after its CAS, so either the
+ * writer sees the newcomer and fences, or the newcomer's first load of
+ * writer sees the CAS.  The reader's release store of the even seq pairs
+ * with the writer's acquire load of it; the writer's release store of
+ * writer = 0 pairs with the readers' acquire loads of it.
  *
  * seq also serves privatization safety (ltx_itm_quiesce): it changes at
- * every transaction end, so a thread that waits until every odd seq it saw
- * has changed knows that every transaction that ran concurrently with its
- * commit has finished.
+ * every transaction end, so a thread that waits, after a heavy fence, until
+ * every odd seq it saw has changed knows that every transaction that ran
+ * concurrently with its commit has finished.
  */
 
 __thread struct ltx_itm_thread *ltx_itm_self
@@ -119,7 +128,10 @@ struct ltx_itm_thread *ltx_itm_thread_get(void)
 	stack_bounds(t);
 	t->mode = ITM_NONE;
 	t->depth = 0;
-	__atomic_fetch_add(&ltx_itm_live_threads, 1, __ATOMIC_RELAXED);
+	/* Registered before the first shared_enter, with a full barrier
+	 * after it: see the top of the file. */
+	__atomic_fetch_add(&ltx_itm_live_threads, 1, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	pthread_setspecific(exit_key, t);
 	ltx_itm_self = t;
 	return t;
@@ -139,7 +151,8 @@ void ltx_itm_shared_enter(struct ltx_itm_thread *t)
 		unsigned spins = 0;
 
 		__atomic_store_n(&t->seq, t->seq + 1, __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		/* The light side of the writer's heavy fence. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		if (ltx_likely(__atomic_load_n(&writer, __ATOMIC_RELAXED) == 0))
 			return;
 		/* Pairs with the writer's acquire load of our seq. */
@@ -163,6 +176,10 @@ void ltx_itm_shared_exit(struct ltx_itm_thread *t)
 static bool drain_readers(struct ltx_itm_thread *t, unsigned budget)
 {
 	unsigned spins = 0;
+
+	if (__atomic_load_n(&ltx_itm_live_threads, __ATOMIC_SEQ_CST) <= 1)
+		return true; /* no other registered thread: no reader */
+	ltx_fence_heavy();
 
 	for (struct ltx_itm_thread *o =
 		     __atomic_load_n(&ltx_itm_registry, __ATOMIC_ACQUIRE);
@@ -219,7 +236,8 @@ void ltx_itm_serial_exit(void)
 
 void ltx_itm_quiesce(struct ltx_itm_thread *t)
 {
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* Every transaction running now shows an odd seq after this. */
+	ltx_fence_heavy();
 	for (struct ltx_itm_thread *o =
 		     __atomic_load_n(&ltx_itm_registry, __ATOMIC_ACQUIRE);
 	     o != NULL; o = o->next_all) {
