@@ -42,7 +42,7 @@
  *
  * Grace periods without a fence on the begin path.  Each descriptor
  * counts its transactions in tx_id and shows whether one is running in
- * status.  When a thread's batch of freed blocks is sealed (64 blocks or
+ * status.  When a thread's batch of freed blocks is sealed (256 blocks or
  * 256 KiB, after every free in it committed), the thread runs the heavy
  * side of an asymmetric fence (membarrier, rt/fence.h), then records, for
  * every other descriptor in a transaction, its tx_id.  The batch may be
@@ -82,7 +82,10 @@
  * mode is tested with it.
  */
 
-#define BATCH_BLOCKS 64
+/* 256: each seal runs a heavy fence (membarrier, an IPI to every CPU
+ * running the process); at 64, intset-rbtree under -fgnu-tm lost 12% at
+ * 2 threads to it. */
+#define BATCH_BLOCKS 256
 #define BATCH_BYTES ((size_t)256 << 10)
 #define RECLAIM_EVERY 256
 
