@@ -271,6 +271,22 @@ void ltx_itm_restart(struct ltx_itm_thread *t)
 	ltx_itm_longjmp(path | ITM_A_RESTORE_LIVE, &t->jb);
 }
 
+/*
+ * Copy a checkpoint record word by word: checkpoint-x86_64.S has just
+ * stored it that way, and the 16-byte loads the compiler would use for a
+ * struct copy cannot be forwarded from 8-byte stores (each would wait for
+ * the stores to reach the cache).  volatile keeps the loads 8 bytes wide.
+ */
+static inline void copy_checkpoint(struct ltx_itm_jmpbuf *to,
+				   const struct ltx_itm_jmpbuf *from)
+{
+	const volatile uint64_t *src = (const volatile uint64_t *)from;
+	uint64_t *dst = (uint64_t *)to;
+
+	for (unsigned i = 0; i < sizeof(*to) / sizeof(uint64_t); i++)
+		dst[i] = src[i];
+}
+
 uint32_t ltx_itm_begin(uint32_t prop, const struct ltx_itm_jmpbuf *jb)
 {
 	struct ltx_itm_thread *t = ltx_itm_self;
@@ -281,7 +297,7 @@ uint32_t ltx_itm_begin(uint32_t prop, const struct ltx_itm_jmpbuf *jb)
 	if (ltx_likely(t->depth == 0)) {
 		t->depth = 1;
 		t->prop = prop;
-		t->jb = *jb;
+		copy_checkpoint(&t->jb, jb);
 		t->restarts = 0;
 		return enter(t, choose_mode(t)) | ITM_A_SAVE_LIVE;
 	}
@@ -315,7 +331,7 @@ uint32_t ltx_itm_begin(uint32_t prop, const struct ltx_itm_jmpbuf *jb)
 		t->nests_cap = cap;
 	}
 	n = &t->nests[t->nests_len++];
-	n->jb = *jb;
+	copy_checkpoint(&n->jb, jb);
 	n->depth = t->depth;
 	n->undo_len = t->undo_len;
 	n->allocs_len = t->allocs_len;
