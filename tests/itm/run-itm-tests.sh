@@ -38,7 +38,7 @@ if [ ! -f "$LTXLIB" ]; then
 	exit 77
 fi
 
-PROGS="counter list rbtree memops clone relaxed nested signals"
+PROGS="counter list rbtree memops clone relaxed nested signals threads"
 work=itm-work
 mkdir -p "$work"
 fail=0
