@@ -182,7 +182,7 @@ int tm_config_set(const char *name, const char *value)
 		return -1;
 	}
 	if (s->when == LTX_SETTING_STARTUP &&
-	    (tm_in_transaction() || ltx_tx_others_live() ||
+	    (tm_in_transaction() || ltx_tx_other_threads() != 0 ||
 	     (strcmp(s->name, "LTX_OREC_BITS") == 0 && ltx_orec_ready()) ||
 	     (strcmp(s->name, "LTX_ALLOC") == 0 && ltx_alloc_loaded()))) {
 		errno = EBUSY;

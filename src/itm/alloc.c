@@ -38,23 +38,6 @@ extern void _ZdlPv(void *) __attribute__((weak));
 extern void _ZdaPv(void *) __attribute__((weak));
 extern void _ZdlPvm(void *, size_t) __attribute__((weak));
 
-void ltx_itm_free_now(void *ptr, size_t size, unsigned kind)
-{
-	switch (kind) {
-	case KIND_FREE:
-		free(ptr);
-		break;
-	case KIND_DELETE:
-		_ZdlPv(ptr);
-		break;
-	case KIND_DELETE_ARRAY:
-		_ZdaPv(ptr);
-		break;
-	default:
-		_ZdlPvm(ptr, size);
-		break;
-	}
-}
 
 static void release_free(void *ptr, size_t size)
 {
@@ -79,12 +62,18 @@ static void release_delete_sized(void *ptr, size_t size)
 	_ZdlPvm(ptr, size);
 }
 
+/* How to release a block of each kind (size: for sized delete only). */
 static void (*const release_fn[])(void *, size_t) = {
 	[KIND_FREE] = release_free,
 	[KIND_DELETE] = release_delete,
 	[KIND_DELETE_ARRAY] = release_delete_array,
 	[KIND_DELETE_SIZED] = release_delete_sized,
 };
+
+void ltx_itm_free_now(void *ptr, size_t size, unsigned kind)
+{
+	release_fn[kind](ptr, size);
+}
 
 void ltx_itm_alloc_commit(struct ltx_itm_thread *t, bool concurrent)
 {

@@ -353,7 +353,6 @@ static void commit_outermost(struct ltx_itm_thread *t)
 		if (!ltx_tx_fast_commit(tx) && !ltx_tx_commit(tx))
 			ltx_itm_restart(t);
 		tx->checkpoint = NULL;
-		ltx_itm_fast.tx = NULL;
 		ltx_itm_shared_exit(t);
 	} else {
 		struct ltx_tx *tx = ltx_tx_self();

@@ -239,6 +239,21 @@ static void check_and_forget(void *p)
 }
 #endif
 
+/* tx's memory state, made on first use (no thread cache yet), or NULL. */
+static struct ltx_mem_thread *mem_of(struct ltx_tx *tx)
+{
+	struct ltx_mem_thread *m = tx->mem;
+
+	if (m == NULL) {
+		m = calloc(1, sizeof(*m));
+		if (m == NULL)
+			return NULL;
+		m->cache = -2;
+		tx->mem = m;
+	}
+	return m;
+}
+
 /* The calling thread's descriptor and memory state, or NULL (ENOMEM). */
 static struct ltx_mem_thread *thread_state(struct ltx_tx **txp)
 {
@@ -253,15 +268,10 @@ static struct ltx_mem_thread *thread_state(struct ltx_tx **txp)
 		return NULL;
 	}
 	*txp = tx;
-	m = tx->mem;
+	m = mem_of(tx);
 	if (m == NULL) {
-		m = calloc(1, sizeof(*m));
-		if (m == NULL) {
-			errno = ENOMEM;
-			return NULL;
-		}
-		m->cache = -2;
-		tx->mem = m;
+		errno = ENOMEM;
+		return NULL;
 	}
 	if (m->cache == -2)
 		m->cache = ltx_alloc_cache_create();
@@ -643,17 +653,12 @@ bool ltx_mem_defer_foreign(void *p, size_t size,
 
 	if (tx == NULL)
 		return false;
-	m = tx->mem;
-	if (m == NULL) {
-		/* No thread cache: this thread may never use ltx's own
-		 * allocator (released blocks of it, adopted from exited
-		 * threads, go back without one). */
-		m = calloc(1, sizeof(*m));
-		if (m == NULL)
-			return false;
-		m->cache = -2;
-		tx->mem = m;
-	}
+	/* No thread cache is made: this thread may never use ltx's own
+	 * allocator (blocks of it adopted from exited threads go back
+	 * without one). */
+	m = mem_of(tx);
+	if (m == NULL)
+		return false;
 	defer(tx, m, p, size, release);
 	return true;
 }

@@ -279,19 +279,6 @@ unsigned ltx_tx_other_threads(void)
 	return n > mine ? n - mine : 0;
 }
 
-bool ltx_tx_others_live(void)
-{
-	struct ltx_tx *tx;
-	bool others = false;
-
-	pthread_mutex_lock(&registry_lock);
-	for (tx = registry; tx != NULL; tx = tx->next_all)
-		if (tx->in_use && tx != ltx_self && tx->parent == NULL)
-			others = true;
-	pthread_mutex_unlock(&registry_lock);
-	return others;
-}
-
 void ltx_tx_foreach(void (*fn)(struct ltx_tx *tx, void *arg), void *arg)
 {
 	pthread_mutex_lock(&registry_lock);

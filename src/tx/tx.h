@@ -66,14 +66,11 @@ void ltx_tx_doom(struct ltx_tx *tx, unsigned cause);
  * NULL if there is no memory for one. */
 struct ltx_tx *ltx_tx_self(void);
 
-/* ltx_tx_others_live: whether a thread other than the caller holds a
- * descriptor (so process-wide settings can no longer change). */
-bool ltx_tx_others_live(void);
-
 /*
  * ltx_tx_other_threads: how many threads other than the caller hold a
- * descriptor now (have used ltx's transactions and not exited).  A hint:
- * another thread may take one right after.
+ * descriptor now (have used ltx's transactions and not exited): then
+ * process-wide settings can no longer change.  A hint: another thread may
+ * take one right after.
  */
 unsigned ltx_tx_other_threads(void);
 
