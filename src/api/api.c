@@ -15,7 +15,7 @@
 #include "rt/alloc.h"
 #include "rt/config.h"
 #include "rt/signal.h"
-#include "rt/stats.h"
+#include "tx/stats.h"
 #include "tx/tx.h"
 
 __attribute__((constructor)) static void load_config(void)

@@ -60,8 +60,6 @@ struct ltx_stats {
 
 /* ---- statistics and ltxstat (issue 6) ---- */
 
-struct ltx_tx;
-
 /* Abort sites: what the failing access was (struct ltx_stats_site.kind). */
 enum ltx_site_kind {
 	LTX_SITE_OTHER = 0,   /* no access to blame (signal, tm_abort...) */
@@ -99,51 +97,5 @@ static inline unsigned ltx_stats_bucket(uint64_t v)
 
 	return b < LTX_STATS_HIST ? b : LTX_STATS_HIST - 1;
 }
-
-/*
- * Synchronization of the counters below (issue 6): the owning thread brackets
- * each update made in a slow path with ltx_stats_write_begin/end, a seqlock
- * (struct ltx_tx.stats_gen odd while writing); ltx_stats_read copies a
- * descriptor's counters and retries until the generation was even and
- * unchanged around the copy, so a snapshot never shows an abort without
- * its cause or a commit without its histogram entry.
- */
-void ltx_stats_write_begin(struct ltx_tx *tx);
-void ltx_stats_write_end(struct ltx_tx *tx);
-
-/*
- * ltx_stats_arm: make tx count what LTX_STATS asks for (called when a thread
- * takes a descriptor and when the setting changes).  Not for signal handlers.
- */
-void ltx_stats_arm(struct ltx_tx *tx);
-
-/* ltx_stats_doom: note where the live transaction failed (slow path, before
- * ltx_tx_doom; addr is the line accessed or NULL). */
-void ltx_stats_doom(struct ltx_tx *tx, int kind, uintptr_t pc,
-		    const void *addr, unsigned cause);
-
-/* ltx_stats_commit: count a commit of nr loads and nw lines (stats on). */
-void ltx_stats_commit(struct ltx_tx *tx, uint64_t nr, uint64_t nw);
-
-/* ltx_stats_abort: count an abort's site and conflict kind (stats on),
- * inside the write section finish_abort opens. */
-void ltx_stats_abort(struct ltx_tx *tx, unsigned cause);
-
-/* ltx_stats_changed: LTX_STATS was set by tm_config_set. */
-void ltx_stats_changed(void);
-
-/* ltx_stats_init: start the export if LTX_STATS asked for it (called once
- * the environment has been read). */
-void ltx_stats_init(void);
-
-/*
- * ltx_stats_collect: the totals of every descriptor ever created into *sum
- * (commits_ro exact where counted, else derived), the number of them into
- * *threads, and the abort sites of all threads merged by (pc, kind) into
- * sites[0, max), most frequent first.  Returns the number of sites.  Takes
- * the descriptor registry lock; not for signal handlers.
- */
-unsigned ltx_stats_collect(struct ltx_stats *sum, uint64_t *threads,
-			   struct ltx_stats_site *sites, unsigned max);
 
 #endif /* LTX_RT_STATS_H */

@@ -39,6 +39,7 @@ static bool stopped;
 static bool keep_at_exit;
 static uint64_t start_cycles, start_mono_ns;
 static pthread_cond_t stop_cond = PTHREAD_COND_INITIALIZER;
+static ltx_statseg_source source; /* the collector tx handed in */
 
 static uint64_t now_ns(clockid_t clock)
 {
@@ -107,7 +108,7 @@ static void refresh(uint32_t flags)
 	uint64_t threads, cyc, mono;
 	unsigned n;
 
-	n = ltx_stats_collect(&s, &threads, sites, LTX_STATSEG_SITES);
+	n = source(&s, &threads, sites, LTX_STATSEG_SITES);
 	memset(&c, 0, sizeof(c));
 	c.threads = threads;
 	c.commits_ro = s.commits_ro;
@@ -315,9 +316,12 @@ static void start_once(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-void ltx_statseg_start(void)
+void ltx_statseg_start(ltx_statseg_source from)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+	/* Set before the once runs; the once's own synchronization
+	 * publishes it to the refresh thread it starts. */
+	__atomic_store_n(&source, from, __ATOMIC_RELAXED);
 	pthread_once(&once, start_once);
 }

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rt/stats.h"
+
 /*
  * Layout, version 1 (documented in ltx(7), man/ltx-stats.txt).  All fields
  * are little-endian, naturally aligned, at fixed offsets; a header first,
@@ -178,10 +180,23 @@ const char *ltx_statseg_kind_name(unsigned kind);
 /* ---- writer (statseg.c, in the library) ---- */
 
 /*
- * ltx_statseg_start: create /dev/shm/ltx.<pid> and the thread that
- * refreshes it every 100 ms; register the exit handler that writes the
- * final figures, prints the summary and removes the segment.  Idempotent.
+ * ltx_statseg_source: where the writer gets its figures (the transaction
+ * layer's ltx_stats_collect, tx/stats.h): the process totals into *sum,
+ * the number of threads into *threads, and up to max abort sites, most
+ * frequent first; returns the number of sites.  rt knows no descriptor:
+ * tx hands this function in.
  */
-void ltx_statseg_start(void);
+typedef unsigned (*ltx_statseg_source)(struct ltx_stats *sum,
+				       uint64_t *threads,
+				       struct ltx_stats_site *sites,
+				       unsigned max);
+
+/*
+ * ltx_statseg_start: create /dev/shm/ltx.<pid> and the thread that
+ * refreshes it from source every 100 ms; register the exit handler that
+ * writes the final figures, prints the summary and removes the segment.
+ * Idempotent (the first call's source stays).
+ */
+void ltx_statseg_start(ltx_statseg_source source);
 
 #endif /* LTX_RT_STATSEG_H */

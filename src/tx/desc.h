@@ -161,7 +161,7 @@ struct ltx_tx {
 
 	struct ltx_stats stats; /* this thread's counters (rt/stats.h) */
 
-	/* statistics (rt/stats.c, issue 6): see rt/stats.h */
+	/* statistics (tx/stats.c): see tx/stats.h */
 	uint64_t stats_gen;	/* seqlock generation, odd while updating */
 	int stats_on;		/* enum ltx_stats_level this thread counts at */
 	int doom_kind;		/* enum ltx_site_kind of the doom, if noted */

@@ -15,6 +15,7 @@
 #include "rt/backoff.h"
 #include "rt/config.h"
 #include "tx/serial.h"
+#include "tx/stats.h"
 #include "tx/mem.h"
 #include "tx/tx.h"
 
@@ -606,7 +607,7 @@ bool ltx_tx_commit_counted_ro(struct ltx_tx *tx)
 		return false;
 	nr = (uint64_t)(tx->rs_next - tx->rs_base);
 	gen = tx->stats_gen;
-	/* ltx_stats_write_begin/end, inlined (rt/stats.c). */
+	/* ltx_stats_write_begin/end, inlined (tx/stats.c). */
 	__atomic_store_n(&tx->stats_gen, gen + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	tx->stats.commits_ro++;

@@ -15,10 +15,9 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
-#include "cd/orec.h"
 #include "rt/config.h"
-#include "rt/stats.h"
 #include "rt/statseg.h"
+#include "tx/stats.h"
 #include "tx/tx.h"
 
 /*
@@ -32,7 +31,7 @@
  * generation each owner bumps.
  */
 
-/* Synchronization: see rt/stats.h.  The stores that follow write_begin are
+/* Synchronization: see tx/stats.h.  The stores that follow write_begin are
  * ordered after the odd generation by the release fence; write_end's
  * release store orders them before the even one.  Both pair with the
  * acquire load and fence in read_descriptor. */
@@ -260,7 +259,7 @@ void ltx_stats_commit(struct ltx_tx *tx, uint64_t nr, uint64_t nw)
 void ltx_stats_init(void)
 {
 	if (ltx_config.stats != LTX_STATS_OFF)
-		ltx_statseg_start();
+		ltx_statseg_start(ltx_stats_collect);
 }
 
 void ltx_stats_changed(void)
