@@ -10,6 +10,7 @@
 
 #include "itm/itm.h"
 #include "itm/libitm.h"
+#include "rt/config.h"
 #include "tx/tx.h"
 
 /*
@@ -37,30 +38,12 @@
 #define MAX_RESTARTS 100
 
 static uint64_t next_id = 2;	/* _ITM_noTransactionId is 1 */
-static int serial_policy = -1;	/* LTX_ITM_SERIAL: 1 auto, 0 never */
 
 static bool single_thread_serial(void)
 {
-	int p = __atomic_load_n(&serial_policy, __ATOMIC_RELAXED);
-
-	if (ltx_unlikely(p < 0)) {
-		const char *e = getenv("LTX_ITM_SERIAL");
-		int unset = -1;
-
-		p = !(e != NULL && strcmp(e, "never") == 0);
-		/* The thread that settles it reports a bad value, once. */
-		if (__atomic_compare_exchange_n(&serial_policy, &unset, p,
-						false, __ATOMIC_RELAXED,
-						__ATOMIC_RELAXED) &&
-		    e != NULL && p && strcmp(e, "auto") != 0)
-			fprintf(stderr,
-				"ltx: LTX_ITM_SERIAL=\"%s\" is invalid; "
-				"accepted: auto, never; using the default, "
-				"auto\n", e);
-	}
 	/* The serial modes do not exclude tm_* transactions: while another
 	 * thread has used those, run instrumented (see ltx(7)). */
-	return p &&
+	return __atomic_load_n(&ltx_config.itm_serial, __ATOMIC_RELAXED) &&
 	       __atomic_load_n(&ltx_itm_live_threads, __ATOMIC_RELAXED) == 1 &&
 	       ltx_tx_other_threads() == 0;
 }
@@ -579,10 +562,8 @@ void _ITM_dropReferences(void *addr, size_t size)
 __attribute__((destructor)) static void report(void)
 {
 	struct ltx_itm_stats s;
-	const char *e;
 
-	e = getenv("LTX_ITM_REPORT");
-	if (e == NULL || *e == '\0' || strcmp(e, "0") == 0)
+	if (!__atomic_load_n(&ltx_config.itm_report, __ATOMIC_RELAXED))
 		return;
 	memset(&s, 0, sizeof(s));
 	for (struct ltx_itm_thread *t =

@@ -18,6 +18,7 @@ struct ltx_config ltx_config = {
 	.serial_after = 100,
 	.alloc = LTX_ALLOC_AUTO,
 	.mem_limit = LTX_MEM_LIMIT_DEFAULT,
+	.itm_serial = 1,
 };
 
 #define CYCLES_MAX ((uint64_t)1 << 40)
@@ -291,6 +292,45 @@ static void format_mem_limit(const struct ltx_config *cfg, char *buf,
 		 __atomic_load_n(&cfg->mem_limit, __ATOMIC_RELAXED));
 }
 
+/* LTX_ITM_SERIAL: may a lone thread's GCC transaction run serially? */
+static const char *parse_itm_serial(const char *value, struct ltx_config *cfg)
+{
+	if (strcmp(value, "auto") == 0)
+		__atomic_store_n(&cfg->itm_serial, 1, __ATOMIC_RELAXED);
+	else if (strcmp(value, "never") == 0)
+		__atomic_store_n(&cfg->itm_serial, 0, __ATOMIC_RELAXED);
+	else
+		return "unknown policy";
+	return NULL;
+}
+
+static void format_itm_serial(const struct ltx_config *cfg, char *buf,
+			      size_t len)
+{
+	snprintf(buf, len, "%s",
+		 __atomic_load_n(&cfg->itm_serial, __ATOMIC_RELAXED) ? "auto"
+								     : "never");
+}
+
+/* LTX_ITM_REPORT: 0 | 1. */
+static const char *parse_itm_report(const char *value, struct ltx_config *cfg)
+{
+	if (strcmp(value, "0") == 0 || value[0] == '\0')
+		__atomic_store_n(&cfg->itm_report, 0, __ATOMIC_RELAXED);
+	else if (strcmp(value, "1") == 0)
+		__atomic_store_n(&cfg->itm_report, 1, __ATOMIC_RELAXED);
+	else
+		return "not 0 or 1";
+	return NULL;
+}
+
+static void format_itm_report(const struct ltx_config *cfg, char *buf,
+			      size_t len)
+{
+	snprintf(buf, len, "%d",
+		 __atomic_load_n(&cfg->itm_report, __ATOMIC_RELAXED));
+}
+
 static const struct ltx_setting settings[] = {
 	{ "LTX_MODE", "invisible | visible", "invisible", LTX_SETTING_STARTUP,
 	  parse_mode, format_mode },
@@ -314,6 +354,10 @@ static const struct ltx_setting settings[] = {
 	{ "LTX_CAPACITY",
 	  "unlimited | SLOTS (1 per line read, 2 per line written)",
 	  "unlimited", LTX_SETTING_STARTUP, parse_capacity, format_capacity },
+	{ "LTX_ITM_SERIAL", "auto | never", "auto", LTX_SETTING_ANYTIME,
+	  parse_itm_serial, format_itm_serial },
+	{ "LTX_ITM_REPORT", "0 | 1", "0", LTX_SETTING_ANYTIME,
+	  parse_itm_report, format_itm_report },
 };
 
 const struct ltx_setting *ltx_config_find(const char *name)

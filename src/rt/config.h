@@ -30,6 +30,8 @@ struct ltx_config {
 	int alloc;		       /* enum ltx_alloc_backend (rt/alloc.h) */
 	uint64_t mem_limit;	       /* bytes freed by tm_free that may wait */
 	unsigned capacity;	       /* LTX_CAPACITY in slots; 0: unlimited */
+	int itm_serial;		       /* LTX_ITM_SERIAL: 1 auto, 0 never */
+	int itm_report;		       /* LTX_ITM_REPORT: summary line at exit */
 };
 
 extern struct ltx_config ltx_config;
