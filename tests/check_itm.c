@@ -7,6 +7,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <ltx/tm.h>
+
 #include "itm/libitm.h"
 
 /* Declared here as GCC's code declares them (they are generated). */
@@ -28,7 +30,7 @@ void _ITM_memsetW(void *dst, int c, size_t n);
 /* Each test runs in its own process (CK_FORK): choose the path first. */
 static void instrumented_only(void)
 {
-	setenv("LTX_ITM_SERIAL", "never", 1);
+	ck_assert_int_eq(tm_config_set("LTX_ITM_SERIAL", "never"), 0);
 }
 
 START_TEST(test_outside_a_transaction_state_is_neutral)
