@@ -64,7 +64,7 @@ static void run_step(const struct step *s)
 	case SLOT:
 		/* White box: a slot of 48 or more has no reader byte, so
 		 * that thread's reads go through the unslotted counter. */
-		ltx_tx_self()->thread_slot = s->expect;
+		ltx_tx_self()->cd.slot = s->expect;
 		break;
 	case END:
 		break;

@@ -30,11 +30,11 @@ START_TEST(test_irrevocable_outside_transaction_begins_one)
 	ck_assert(!tm_in_transaction());
 	ck_assert(tm_irrevocable());
 	ck_assert(tm_in_transaction());
-	ck_assert(ltx_self->irrevocable);
+	ck_assert(ltx_self->cd.irrevocable);
 	ck_assert(tm_irrevocable()); /* again: still */
 	tm_st(&a, 5);
 	ck_assert(tm_commit());
-	ck_assert(!ltx_self->irrevocable);
+	ck_assert(!ltx_self->cd.irrevocable);
 	ck_assert_uint_eq(a, 5);
 }
 END_TEST
@@ -49,7 +49,7 @@ START_TEST(test_serial_fallback_after_k_consecutive_aborts)
 	TM_ATOMIC {
 		runs++;
 		tm_st(&a, (tm_word_t)runs);
-		if (ltx_self->irrevocable)
+		if (ltx_self->cd.irrevocable)
 			irrevocable_run = runs;
 		else
 			tm_retry();
@@ -63,13 +63,13 @@ START_TEST(test_serial_fallback_after_k_consecutive_aborts)
 		tm_retry();
 	}
 	(void)tm_lt(&a);
-	ck_assert(ltx_self->irrevocable);
+	ck_assert(ltx_self->cd.irrevocable);
 	ck_assert(tm_commit());
 	/* 0: never. */
 	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "0"), 0);
 	runs = 0;
 	TM_ATOMIC {
-		ck_assert(!ltx_self->irrevocable);
+		ck_assert(!ltx_self->cd.irrevocable);
 		if (++runs < 200)
 			tm_retry();
 	}

@@ -10,7 +10,7 @@
  * read set) in the caller, without a call, and call the library for
  * everything else.  It is what liburcu's _LGPL_SOURCE is to liburcu: the
  * program then depends on the layout of ltx's per-thread state, which is
- * why the thread-local symbol carries a version (tm__self_v1): a libltx
+ * why the thread-local symbol carries a version (tm__self_v2): a libltx
  * with another layout has no such symbol, and the program fails to load
  * instead of misbehaving.  x86-64 with GCC or Clang only.
  *
@@ -30,24 +30,26 @@ extern "C" {
 /* The head of ltx's per-thread descriptor (struct ltx_tx, src/tx/desc.h,
  * which checks that the two agree). */
 struct tm__hot {
+	int status;
+	uint32_t slow;
+	uint64_t tx_id;
 	uintptr_t limit;
 	uintptr_t *orecs;
 	uintptr_t orec_mask;
 	uint64_t orec_mul;
-	int status;
 	uintptr_t **rs_next;
 	uintptr_t **rs_end;
 };
 
 #if !defined(LTX_INTERNAL) && defined(__x86_64__) && defined(__GNUC__) &&   \
 	defined(__GCC_ASM_FLAG_OUTPUTS__)
-extern __thread struct tm__hot *tm__self_v1
+extern __thread struct tm__hot *tm__self_v2
 	__attribute__((tls_model("initial-exec")));
 
 static inline __attribute__((always_inline)) uint64_t
 tm__lt_inline(const void *addr)
 {
-	struct tm__hot *tx = tm__self_v1;
+	struct tm__hot *tx = tm__self_v2;
 	uintptr_t a = (uintptr_t)addr;
 	uintptr_t *orec, v, **r;
 	uint64_t x;
@@ -55,6 +57,7 @@ tm__lt_inline(const void *addr)
 
 	if (__builtin_expect(a & 7, 0))
 		goto out_of_line;
+	/* The orec hash of src/rt/hash.h and src/cd/orec.h. */
 	orec = (uintptr_t *)((char *)tx->orecs +
 			     ((((a >> 6) * tx->orec_mul) >> 29) &
 			      tx->orec_mask));

@@ -7,11 +7,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cd/invisible.h"
+#include "tx/fast.h"
 #include "tx/tx.h"
 
 /*
- * The fast paths of cd/invisible.h with the transaction layer's slow paths
+ * The fast paths of tx/fast.h with the transaction layer's slow paths
  * behind them.  Every function here works on the calling thread's
  * descriptor and has the tm_* semantics (a doomed transaction loads 0).
  */
@@ -24,8 +24,8 @@ ltx_access_load_word(const void *a, bool excl)
 	struct ltx_tx *tx = ltx_self;
 	uint64_t x;
 
-	if (excl ? ltx_inv_fast_load_excl(tx, a, &x)
-		 : ltx_inv_fast_load(tx, a, &x))
+	if (excl ? ltx_tx_fast_load_excl(tx, a, &x)
+		 : ltx_tx_fast_load(tx, a, &x))
 		return x;
 	return ltx_tx_load(tx, a, excl);
 }
@@ -36,7 +36,7 @@ ltx_access_store_sized(void *a, uint64_t val, unsigned size)
 {
 	struct ltx_tx *tx = ltx_self;
 
-	if (ltx_inv_fast_store(tx, a, val, size))
+	if (ltx_tx_fast_store(tx, a, val, size))
 		return;
 	ltx_tx_store(tx, a, val, size);
 }

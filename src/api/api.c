@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "api/access.h"
-#include "cd/invisible.h"
 #include "cd/orec.h"
+#include "tx/fast.h"
 #include "rt/alloc.h"
 #include "rt/config.h"
 #include "rt/signal.h"
@@ -128,9 +128,6 @@ bool tm_commit(void)
 	struct ltx_tx *tx = ltx_self;
 
 	if (ltx_likely(ltx_tx_fast_commit(tx)))
-		return true;
-	if (tx->stats_on && tx->ws_next == tx->ws_base &&
-	    ltx_tx_commit_counted_ro(tx))
 		return true;
 	return ltx_tx_commit(tx);
 }

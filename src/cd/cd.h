@@ -1,58 +1,192 @@
 /* SPDX-License-Identifier: MIT */
-/* The conflict-detection interface: one module per mode behind one table. */
+/* Conflict detection: cd's part of the descriptor, and one ops table. */
 #ifndef LTX_CD_CD_H
 #define LTX_CD_CD_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tx/desc.h"
+#include "arch/arch.h"
+#include "rt/stats.h"
+
+/*
+ * Read-set entry of the invisible mode: the orec of a line read (the
+ * visible mode: the bytelock marked).  No version is kept: a line read at
+ * a version <= snapshot that changes later gets a version above the
+ * snapshot of that moment (see invisible.c), so "orec still <= snapshot"
+ * is the whole validity test.
+ */
+struct ltx_rentry {
+	uintptr_t *orec;
+};
+
+/*
+ * Write-set entry: one line held in E, with its XABORT copy.  data holds
+ * the bytes stored by ST; mask has bit i set when byte i of the line is
+ * dirty.  Memory itself is the XCOMMIT copy: it is not touched before the
+ * commit point, and at commit only dirty bytes are written back, so bytes of
+ * the line that the transaction did not store are never clobbered.
+ *
+ * Several lines can hash to one orec.  The first entry to take the orec
+ * (the head) records it in orec and the version it replaced in old_version;
+ * later entries on the same orec have orec == NULL and are chained from the
+ * head through next (indices + 1 into the write set; 0 ends the chain).
+ */
+struct ltx_wentry {
+	uint64_t data[8];      /* XABORT copy of the line (dirty bytes) */
+	uint64_t mask;	       /* dirty-byte mask */
+	uintptr_t line;	       /* address of the line */
+	uintptr_t *orec;       /* orec taken by this entry, or NULL */
+	uintptr_t old_version; /* head only: the orec's value before */
+	union {
+		struct {
+			uint32_t next;	/* next entry on this orec, index + 1 */
+			uint32_t flags; /* LTX_WENTRY_* */
+		};
+		uint64_t link; /* 0: a lone head, the common case */
+	};
+	uint32_t head;	       /* chained entries: index of the head */
+	uint32_t pad_;
+	uintptr_t single_addr; /* LTX_WENTRY_SINGLE: the word stored... */
+	uint64_t single_val;   /* ...and its value (data, mask unused) */
+};
+
+_Static_assert(sizeof(struct ltx_wentry) == 128, "write-set entry size");
+
+/* The orec must get a new version at commit even if no byte is dirty. */
+#define LTX_WENTRY_BUMP 1u
+/* A later entry on an orec held by an earlier one (orec is NULL). */
+#define LTX_WENTRY_CHAINED 2u
+/*
+ * The line's only store so far is one aligned word, made by the fast path:
+ * it is in single_addr/single_val, and data and mask are stale.  Commit
+ * writes it back with one store; anything else that needs the bytes calls
+ * ltx_wset_expand() first.  The common ST costs no mask arithmetic, and
+ * its commit no mask loop.
+ */
+#define LTX_WENTRY_SINGLE 4u
+/* link of a lone head whose one store is a LTX_WENTRY_SINGLE word. */
+#define LTX_WENTRY_LONE_SINGLE ((uint64_t)LTX_WENTRY_SINGLE << 32)
+
+struct ltx_line; /* cd/lines.h */
+
+/*
+ * struct ltx_cd: what conflict detection knows of a transaction -- its
+ * read set, write set, snapshot and limit, its line directory -- and
+ * nothing else of the descriptor it is part of (struct ltx_tx, tx/desc.h,
+ * which owns the transaction's life cycle and writes the fields marked
+ * "tx" below).
+ *
+ * The first fields are what the fast paths read.  limit is their key:
+ * while a transaction is live in the invisible mode it is snapshot + 1,
+ * and an orec value below it is an unlocked line no newer than the
+ * snapshot; in every other case (no transaction, doomed, visible mode, a
+ * counted or irrevocable transaction, line locked -- a locked orec has
+ * bit 63 set -- or too new) limit is 0 or the orec value is above it, and
+ * the operation takes the slow path.  One compare covers all.
+ *
+ * Synchronization: written by the owning thread only, except limit,
+ * which its signal handlers clear (relaxed atomics) to doom the
+ * transaction; the shared state is the orecs and bytelocks it takes.
+ */
+struct ltx_cd {
+	/* hot: read by the fast paths (and <ltx/inline.h>) */
+	uintptr_t limit;
+	uintptr_t *orecs;
+	uintptr_t orec_mask; /* (table size - 1) * sizeof(orec): see orec.h */
+	uint64_t orec_mul;   /* LTX_HASH_MUL, as a memory operand for imul */
+	struct ltx_rentry *rs_next;
+	struct ltx_rentry *rs_end;
+	struct ltx_wentry *ws_next;
+	struct ltx_wentry *ws_end;
+	struct ltx_wentry *ws_base;
+
+	/* warm: slow paths */
+	struct ltx_rentry *rs_base;
+	uintptr_t snapshot; /* global clock value the reads are valid at */
+	/* tx: the transaction holds the serial token, never fails on a
+	 * conflict, takes every line it reads and waits for holders
+	 * (make_irrevocable) */
+	int irrevocable;
+	int no_alloc; /* tx: a signal handler's: never allocate */
+	int slot;     /* tx: small thread id (visible mode's reader byte) */
+	int counted;  /* invisible: every operation takes the slow path,
+		       * which keeps the directory (capacity limit) */
+	uint32_t capacity; /* tx: LTX_CAPACITY in slots; 0: none */
+	uint32_t slots;	   /* slots the transaction holds */
+
+	/*
+	 * The transaction-cache directory (cd/lines.h): the lines of the
+	 * current transaction's data set, kept by the visible mode always and
+	 * by the invisible mode on its counted path.
+	 */
+	struct ltx_line *lines;
+	uint32_t lines_mask;  /* table size - 1; 0 before the first use */
+	uint32_t lines_used;  /* entries of the current epoch */
+	uint32_t lines_epoch; /* entries of older epochs are free */
+
+	/* tx: the record the emulated bus requests are counted in (the
+	 * descriptor's statistics: plain increments by the owning thread) */
+	struct ltx_stats *stats;
+};
 
 /*
  * What a conflict-detection mode provides to the transaction layer.  Every
- * operation is called on the calling thread's own descriptor, for a live
- * transaction (status LTX_ACTIVE), from outside signal handlers.  An
- * operation that finds the transaction cannot go on returns a non-zero
- * TM_ABORT_* cause instead of dooming it itself; the transaction layer dooms
- * it and calls release.  The hot paths of the default mode are inlined into
- * the API (cd/invisible.h); these are the complete, out-of-line versions.
+ * operation is called on the calling thread's own cd, for a live
+ * transaction, from outside signal handlers.  An operation that finds the
+ * transaction cannot go on returns a non-zero TM_ABORT_* cause instead of
+ * failing it itself; the transaction layer dooms it and calls release.
+ * The hot paths of the default mode are inlined (cd/invisible.h); these
+ * are the complete, out-of-line versions.
  */
 struct ltx_cd_ops {
-	const char *name;
-	/* begin: start a transaction (take a snapshot, arm the fast path). */
-	void (*begin)(struct ltx_tx *tx);
+	/* begin: start a transaction (snapshot, arm the fast path). */
+	void (*begin)(struct ltx_cd *cd);
 	/* load: LT (excl false) or LTX (excl true) of the aligned word at
 	 * addr.  On failure sets *cause and returns 0. */
-	uint64_t (*load)(struct ltx_tx *tx, const void *addr, bool excl,
+	uint64_t (*load)(struct ltx_cd *cd, const void *addr, bool excl,
 			 unsigned *cause);
 	/* store: ST of the low size bytes of val to addr (size 1, 2, 4 or 8,
 	 * addr aligned to size).  Returns 0 or a cause. */
-	unsigned (*store)(struct ltx_tx *tx, void *addr, uint64_t val,
+	unsigned (*store)(struct ltx_cd *cd, void *addr, uint64_t val,
 			  unsigned size);
 	/* validate: 0 if the transaction can still commit, else a cause. */
-	unsigned (*validate)(struct ltx_tx *tx);
-	/* commit: publish the write set atomically; 0, or a cause (the
-	 * transaction is then still holding its lines: call release). */
-	unsigned (*commit)(struct ltx_tx *tx);
+	unsigned (*validate)(struct ltx_cd *cd);
+	/*
+	 * Commit in two halves, around the commit point (which the
+	 * transaction layer owns: a signal may have doomed the transaction
+	 * until then).  prepare: make sure the transaction can commit (the
+	 * reads still hold) and fix its commit time; 0, or a cause (the
+	 * transaction still holds its lines: call release).  publish: write
+	 * the write set back, release every line, empty the logs; it cannot
+	 * fail.  *ts carries the commit time from one to the other.
+	 */
+	unsigned (*prepare)(struct ltx_cd *cd, uintptr_t *ts);
+	void (*publish)(struct ltx_cd *cd, uintptr_t ts);
 	/* release: drop every line held and empty the read and write sets,
 	 * publishing nothing.  Idempotent. */
-	void (*release)(struct ltx_tx *tx);
+	void (*release)(struct ltx_cd *cd);
 	/* valid_now: whether a live transaction's reads all still hold.
 	 * Called from the fault handler on the owner's thread, at any
 	 * instruction: loads only, no allocation, no lock.  NULL: the mode
 	 * only knows what status says (the fault sandbox then treats a live
 	 * transaction as valid). */
-	bool (*valid_now)(const struct ltx_tx *tx);
-	/* make_irrevocable: called with tx->irrevocable set (the serial
-	 * token held): make every line tx read so far safe from other
-	 * commits (take it), and from now on never doom tx on a conflict
-	 * (wait for the holder to let go: it is not irrevocable, so it
-	 * never waits itself).  0, or a cause if a read already changed or
-	 * is held (no waiting: tx may hold lines its holder waits for). */
-	unsigned (*make_irrevocable)(struct ltx_tx *tx);
+	bool (*valid_now)(const struct ltx_cd *cd);
+	/* make_irrevocable: called with cd->irrevocable set (the serial
+	 * token held): make every line read so far safe from other commits
+	 * (take it), and from now on never fail on a conflict (wait for the
+	 * holder to let go: it is not irrevocable, so it never waits
+	 * itself).  0, or a cause if a read already changed or is held (no
+	 * waiting: the transaction may hold lines its holder waits for). */
+	unsigned (*make_irrevocable)(struct ltx_cd *cd);
 	/* line_state: tm_line_state() of addr for the live transaction,
 	 * packed by LTX_LINE_STATE. */
-	unsigned (*line_state)(struct ltx_tx *tx, const void *addr);
+	unsigned (*line_state)(struct ltx_cd *cd, const void *addr);
+	/* bump_line: the line holding addr, held in E, gets a new version at
+	 * commit even if no byte of it is stored (tm_free: readers with an
+	 * older snapshot must not trust it any more); NULL where a line held
+	 * in E keeps every reader out anyway (visible). */
+	void (*bump_line)(struct ltx_cd *cd, const void *addr);
 };
 
 /* A tm_line_state() value: slot state TM_* and MESI letter. */
@@ -64,5 +198,16 @@ extern const struct ltx_cd_ops ltx_cd_visible;
 
 /* The operations of mode (enum ltx_mode). */
 const struct ltx_cd_ops *ltx_cd_ops_of(int mode);
+
+/*
+ * ltx_cd_init: make cd's logs and directory (before its first
+ * transaction; a descriptor that must never allocate later, in signal
+ * handlers, gets them all now).  stats is where bus requests are counted.
+ * Returns false when out of memory (nothing is left allocated).
+ */
+bool ltx_cd_init(struct ltx_cd *cd, struct ltx_stats *stats);
+
+/* ltx_cd_attach: point cd at the orec table (which exists by then). */
+void ltx_cd_attach(struct ltx_cd *cd);
 
 #endif /* LTX_CD_CD_H */

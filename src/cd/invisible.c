@@ -10,8 +10,7 @@
 #include "cd/lines.h"
 #include "cd/orec.h"
 #include "cd/wset.h"
-#include "tx/serial.h"
-#include "tx/tx.h"
+#include "rt/wait.h"
 
 /*
  * The complete operations of the invisible mode; cd/invisible.h has the
@@ -42,7 +41,7 @@
  * locked or at ts on its reload, and retries.
  *
  * The counted path: with a capacity limit (LTX_CAPACITY) every operation
- * must see each new line, to count its slots, so tx->counted is set at
+ * must see each new line, to count its slots, so cd->counted is set at
  * begin and limit stays 0 while the transaction lives: every fast path
  * fails (v >= 0) and falls through to the operations here, which compare
  * against the snapshot themselves and keep the transaction-cache
@@ -52,22 +51,22 @@
  */
 
 #define CONFLICT_CAUSE (TM_ABORT_CONFLICT | TM_ABORT_RETRY)
-#define VALIDATE_CAUSE (TM_ABORT_CONFLICT | TM_ABORT_RETRY | TM_ABORT_VALIDATE)
+#define VALIDATE_CAUSE LTX_INV_VALIDATE_CAUSE
 
 /* The write-set entry heading an orec this transaction holds, or NULL. */
-static struct ltx_wentry *owned_head(const struct ltx_tx *tx, uintptr_t v)
+static struct ltx_wentry *owned_head(const struct ltx_cd *cd, uintptr_t v)
 {
-	uintptr_t p = v & ~LTX_OREC_LOCKED;
+	struct ltx_wentry *w = ltx_orec_entry(v);
 
-	if (!(v & LTX_OREC_LOCKED))
+	if (!ltx_orec_locked(v))
 		return NULL;
-	if (p - (uintptr_t)tx->ws_base >=
-	    (uintptr_t)tx->ws_next - (uintptr_t)tx->ws_base)
+	if ((uintptr_t)w - (uintptr_t)cd->ws_base >=
+	    (uintptr_t)cd->ws_next - (uintptr_t)cd->ws_base)
 		return NULL;
-	return (struct ltx_wentry *)p;
+	return w;
 }
 
-static struct ltx_wentry *find_line(struct ltx_tx *tx, struct ltx_wentry *w,
+static struct ltx_wentry *find_line(struct ltx_cd *cd, struct ltx_wentry *w,
 				    uintptr_t line)
 {
 	for (;;) {
@@ -78,42 +77,42 @@ static struct ltx_wentry *find_line(struct ltx_tx *tx, struct ltx_wentry *w,
 		}
 		if (w->next == 0)
 			return NULL;
-		w = tx->ws_base + (w->next - 1);
+		w = cd->ws_base + (w->next - 1);
 	}
 }
 
 /* Is read-set entry r still valid (unchanged, or locked by us since)? */
-static bool read_valid(const struct ltx_tx *tx, const struct ltx_rentry *r)
+static bool read_valid(const struct ltx_cd *cd, const struct ltx_rentry *r)
 {
 	uintptr_t cur = __atomic_load_n(r->orec, __ATOMIC_ACQUIRE);
 
-	return cur <= tx->snapshot || owned_head(tx, cur) != NULL;
+	return cur <= cd->snapshot || owned_head(cd, cur) != NULL;
 }
 
-static bool reads_valid(const struct ltx_tx *tx)
+bool ltx_inv_reads_valid(const struct ltx_cd *cd)
 {
 #ifdef LTX_TEST_BREAK_READ_VALIDATION
 	/* A deliberately broken test build (tests/check_history_broken). */
 	return true;
 #endif
-	for (const struct ltx_rentry *r = tx->rs_base; r < tx->rs_next; r++)
-		if (!read_valid(tx, r))
+	for (const struct ltx_rentry *r = cd->rs_base; r < cd->rs_next; r++)
+		if (!read_valid(cd, r))
 			return false;
 	return true;
 }
 
 /* Move the snapshot to the present if every read is still valid. */
-static bool extend(struct ltx_tx *tx)
+static bool extend(struct ltx_cd *cd)
 {
 	uintptr_t now = __atomic_load_n(&ltx_clock, __ATOMIC_ACQUIRE);
 
-	if (tx->irrevocable)
+	if (cd->irrevocable)
 		return true; /* owns what it read; limit stays 0 */
-	if (!reads_valid(tx))
+	if (!ltx_inv_reads_valid(cd))
 		return false;
-	tx->snapshot = now;
-	if (!tx->counted)
-		tx->limit = now + 1;
+	cd->snapshot = now;
+	if (!cd->counted)
+		cd->limit = now + 1;
 	return true;
 }
 
@@ -122,30 +121,30 @@ static bool extend(struct ltx_tx *tx)
  * are repointed at the new copies; they stay locked by us throughout, and
  * other threads only test the lock bit, so relaxed stores suffice.
  */
-static bool grow_writes(struct ltx_tx *tx)
+static bool grow_writes(struct ltx_cd *cd)
 {
 	struct ltx_wentry *p;
 
-	if (!ltx_wset_grow(tx))
+	if (!ltx_wset_grow(cd))
 		return false;
-	for (p = tx->ws_base; p < tx->ws_next; p++)
+	for (p = cd->ws_base; p < cd->ws_next; p++)
 		if (p->orec != NULL)
 			__atomic_store_n(p->orec,
-					 (uintptr_t)p | LTX_OREC_LOCKED,
+					 ltx_orec_lock_word(p),
 					 __ATOMIC_RELAXED);
 	return true;
 }
 
 /* A new entry for line on an orec we already hold, chained to head. */
-static struct ltx_wentry *chain_entry(struct ltx_tx *tx, uint32_t head,
+static struct ltx_wentry *chain_entry(struct ltx_cd *cd, uint32_t head,
 				      uintptr_t line)
 {
 	struct ltx_wentry *w, *h;
 
-	if (tx->ws_next == tx->ws_end && !grow_writes(tx))
+	if (cd->ws_next == cd->ws_end && !grow_writes(cd))
 		return NULL;
-	h = tx->ws_base + head;
-	w = tx->ws_next++;
+	h = cd->ws_base + head;
+	w = cd->ws_next++;
 	w->line = line;
 	w->orec = NULL;
 	w->old_version = 0;
@@ -153,7 +152,7 @@ static struct ltx_wentry *chain_entry(struct ltx_tx *tx, uint32_t head,
 	w->flags = LTX_WENTRY_CHAINED;
 	w->head = head;
 	w->next = h->next;
-	h->next = (uint32_t)(w - tx->ws_base) + 1;
+	h->next = (uint32_t)(w - cd->ws_base) + 1;
 	return w;
 }
 
@@ -164,23 +163,23 @@ static struct ltx_wentry *chain_entry(struct ltx_tx *tx, uint32_t head,
  * releases the orec).  Returns the entry; NULL with *cause unset if the
  * orec changed (look again), set if out of memory.
  */
-static struct ltx_wentry *lock_orec(struct ltx_tx *tx, uintptr_t *orec,
+static struct ltx_wentry *lock_orec(struct ltx_cd *cd, uintptr_t *orec,
 				    uintptr_t v, uintptr_t line,
 				    unsigned *cause)
 {
 	struct ltx_wentry *w;
 
-	if (tx->ws_next == tx->ws_end && !grow_writes(tx)) {
+	if (cd->ws_next == cd->ws_end && !grow_writes(cd)) {
 		*cause = TM_ABORT_NOMEM | TM_ABORT_CAPACITY;
 		return NULL;
 	}
-	w = tx->ws_next;
+	w = cd->ws_next;
 	/* Acquire: as in ltx_inv_fast_acquire. */
 	if (!__atomic_compare_exchange_n(orec, &v,
-					 (uintptr_t)w | LTX_OREC_LOCKED, false,
+					 ltx_orec_lock_word(w), false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return NULL;
-	tx->ws_next = w + 1;
+	cd->ws_next = w + 1;
 	w->line = line;
 	w->orec = orec;
 	w->old_version = v;
@@ -195,10 +194,10 @@ static struct ltx_wentry *lock_orec(struct ltx_tx *tx, uintptr_t *orec,
  * transaction, its version is too new for an unextendable snapshot, or
  * memory runs out.
  */
-static struct ltx_wentry *acquire(struct ltx_tx *tx, const void *addr,
+static struct ltx_wentry *acquire(struct ltx_cd *cd, const void *addr,
 				  unsigned *cause)
 {
-	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
+	uintptr_t *orec = ltx_orec_of(cd, addr);
 	uintptr_t line = (uintptr_t)addr & ~LTX_LINE_MASK;
 	unsigned spins = 0;
 
@@ -206,42 +205,42 @@ static struct ltx_wentry *acquire(struct ltx_tx *tx, const void *addr,
 		uintptr_t v = __atomic_load_n(orec, __ATOMIC_RELAXED);
 		struct ltx_wentry *w, *h;
 
-		if (tx->irrevocable && !(v & LTX_OREC_LOCKED)) {
+		if (cd->irrevocable && !(ltx_orec_locked(v))) {
 			/* Any unlocked version is fine: see lock_orec. */
-			w = lock_orec(tx, orec, v, line, cause);
+			w = lock_orec(cd, orec, v, line, cause);
 			if (w != NULL || *cause != 0)
 				return w;
 			continue;
 		}
 
-		if (v & LTX_OREC_LOCKED) {
-			h = owned_head(tx, v);
-			if (h == NULL && tx->irrevocable) {
+		if (ltx_orec_locked(v)) {
+			h = owned_head(cd, v);
+			if (h == NULL && cd->irrevocable) {
 				/* The holder cannot commit: it will let go. */
-				ltx_serial_wait(&spins);
+				ltx_wait_step(&spins);
 				continue;
 			}
 			if (h == NULL) {
-				tx->stats.bus_busy++;
+				cd->stats->bus_busy++;
 				*cause = CONFLICT_CAUSE;
 				return NULL;
 			}
-			w = find_line(tx, h, line);
+			w = find_line(cd, h, line);
 			if (w == NULL)
-				w = chain_entry(tx, (uint32_t)(h - tx->ws_base),
+				w = chain_entry(cd, (uint32_t)(h - cd->ws_base),
 						line);
 			if (w == NULL)
 				*cause = TM_ABORT_NOMEM | TM_ABORT_CAPACITY;
 			return w;
 		}
-		if (v > tx->snapshot) {
-			if (!extend(tx)) {
+		if (v > cd->snapshot) {
+			if (!extend(cd)) {
 				*cause = VALIDATE_CAUSE;
 				return NULL;
 			}
 			continue;
 		}
-		w = lock_orec(tx, orec, v, line, cause);
+		w = lock_orec(cd, orec, v, line, cause);
 		if (w != NULL || *cause != 0)
 			return w;
 		/* The orec changed under us: look again. */
@@ -254,26 +253,26 @@ static struct ltx_wentry *acquire(struct ltx_tx *tx, const void *addr,
  * does not depend on limit (0 on the counted path).  Returns false if the
  * orec changed.
  */
-static bool read_word(struct ltx_tx *tx, uintptr_t *orec, uintptr_t v,
+static bool read_word(struct ltx_cd *cd, uintptr_t *orec, uintptr_t v,
 		      const void *addr, uint64_t *out)
 {
 	uint64_t x = ltx_load_word((const uint64_t *)addr);
 
 	if (__atomic_load_n(orec, __ATOMIC_RELAXED) != v)
 		return false;
-	tx->rs_next->orec = orec;
-	tx->rs_next++;
+	cd->rs_next->orec = orec;
+	cd->rs_next++;
 	*out = x;
 	return true;
 }
 
-static void inv_begin(struct ltx_tx *tx)
+static void inv_begin(struct ltx_cd *cd)
 {
 	/* A lazy snapshot, as in ltx_inv_fast_begin. */
-	uintptr_t now = tx->snapshot;
+	uintptr_t now = cd->snapshot;
 
-	tx->counted = tx->capacity != 0;
-	tx->limit = tx->counted ? 0 : now + 1;
+	cd->counted = cd->capacity != 0;
+	cd->limit = cd->counted ? 0 : now + 1;
 }
 
 /*
@@ -282,225 +281,131 @@ static void inv_begin(struct ltx_tx *tx)
  * if the operation then fails, the transaction is doomed and the whole
  * directory is reset.  Returns 0 or a cause.
  */
-static unsigned charge(struct ltx_tx *tx, const void *addr, bool excl)
+static unsigned charge(struct ltx_cd *cd, const void *addr, bool excl)
 {
 	struct ltx_line *e;
 	unsigned cause = ltx_lines_charge(
-		tx, NULL, (uintptr_t)addr & ~LTX_LINE_MASK, excl, &e);
+		cd, NULL, (uintptr_t)addr & ~LTX_LINE_MASK, excl, &e);
 
 	if (cause == 0)
 		e->state |= excl ? LTX_LINE_EXCL : LTX_LINE_READ;
 	return cause;
 }
 
-static uint64_t inv_load(struct ltx_tx *tx, const void *addr, bool excl,
+static uint64_t inv_load(struct ltx_cd *cd, const void *addr, bool excl,
 			 unsigned *cause)
 {
-	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
+	uintptr_t *orec = ltx_orec_of(cd, addr);
 	unsigned spins = 0;
 	uint64_t x;
 
-	if (tx->counted) {
-		*cause = charge(tx, addr, excl);
+	if (cd->counted) {
+		*cause = charge(cd, addr, excl);
 		if (*cause != 0)
 			return 0;
 	}
 	/* An irrevocable transaction takes every line it reads in E, so
 	 * that nothing it read can change before it commits. */
-	if (excl || tx->irrevocable) {
-		struct ltx_wentry *w = acquire(tx, addr, cause);
+	if (excl || cd->irrevocable) {
+		struct ltx_wentry *w = acquire(cd, addr, cause);
 
 		return w != NULL ? ltx_wset_merged_word(w, addr) : 0;
 	}
 	for (;;) {
 		uintptr_t v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
 
-		if (v & LTX_OREC_LOCKED) {
-			struct ltx_wentry *h = owned_head(tx, v), *w;
+		if (ltx_orec_locked(v)) {
+			struct ltx_wentry *h = owned_head(cd, v), *w;
 
-			if (h == NULL && tx->irrevocable) {
-				ltx_serial_wait(&spins);
+			if (h == NULL && cd->irrevocable) {
+				ltx_wait_step(&spins);
 				continue;
 			}
 			if (h == NULL) {
-				tx->stats.bus_busy++;
+				cd->stats->bus_busy++;
 				*cause = CONFLICT_CAUSE;
 				return 0;
 			}
 			/* Read after write: the line may be buffered. */
-			w = find_line(tx, h, (uintptr_t)addr & ~LTX_LINE_MASK);
+			w = find_line(cd, h, (uintptr_t)addr & ~LTX_LINE_MASK);
 			if (w != NULL)
 				return ltx_wset_merged_word(w, addr);
 			return ltx_load_word((const uint64_t *)addr);
 		}
-		if (v > tx->snapshot) {
-			if (!extend(tx)) {
+		if (v > cd->snapshot) {
+			if (!extend(cd)) {
 				*cause = VALIDATE_CAUSE;
 				return 0;
 			}
 			continue;
 		}
-		if (tx->rs_next == tx->rs_end &&
-		    (tx->no_alloc || !ltx_rset_grow(tx))) {
+		if (cd->rs_next == cd->rs_end &&
+		    (cd->no_alloc || !ltx_rset_grow(cd))) {
 			*cause = TM_ABORT_NOMEM | TM_ABORT_CAPACITY;
 			return 0;
 		}
-		if (read_word(tx, orec, v, addr, &x))
+		if (read_word(cd, orec, v, addr, &x))
 			return x;
 	}
 }
 
-static unsigned inv_store(struct ltx_tx *tx, void *addr, uint64_t val,
+static unsigned inv_store(struct ltx_cd *cd, void *addr, uint64_t val,
 			  unsigned size)
 {
 	unsigned cause = 0;
 	struct ltx_wentry *w;
 
-	if (tx->counted) {
-		cause = charge(tx, addr, true);
+	if (cd->counted) {
+		cause = charge(cd, addr, true);
 		if (cause != 0)
 			return cause;
 	}
-	w = acquire(tx, addr, &cause);
+	w = acquire(cd, addr, &cause);
 	if (w != NULL)
 		ltx_wset_buffer(w, addr, val, size);
 	return cause;
 }
 
-static unsigned inv_validate(struct ltx_tx *tx)
+static unsigned inv_validate(struct ltx_cd *cd)
 {
-	if (__atomic_load_n(&ltx_clock, __ATOMIC_ACQUIRE) == tx->snapshot)
+	if (__atomic_load_n(&ltx_clock, __ATOMIC_ACQUIRE) == cd->snapshot)
 		return 0;
-	return extend(tx) ? 0 : VALIDATE_CAUSE;
-}
-
-static void reset(struct ltx_tx *tx)
-{
-	tx->rs_next = tx->rs_base;
-	tx->ws_next = tx->ws_base;
-	tx->limit = 0;
+	return extend(cd) ? 0 : VALIDATE_CAUSE;
 }
 
 /*
- * The counted path's end of an update commit: count the lines with dirty
- * bytes (write-backs), empty the directory and the logs.  Out of line and
- * reached by a tail call, so that the uncounted commit keeps its registers.
+ * The counted path's end of a commit: count the lines with dirty bytes
+ * (write-backs), empty the directory and the logs.
  */
-static __attribute__((noinline)) unsigned counted_commit_end(struct ltx_tx *tx)
+void ltx_inv_counted_end(struct ltx_cd *cd)
 {
-	for (struct ltx_wentry *w = tx->ws_base; w < tx->ws_next; w++)
+	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++)
 		if (ltx_wset_dirty(w))
-			tx->stats.bus_writeback++;
-	ltx_lines_reset(tx);
-	reset(tx);
-	return 0;
+			cd->stats->bus_writeback++;
+	ltx_lines_reset(cd);
+	ltx_inv_reset(cd);
 }
 
-/*
- * The value a head entry's orec gets at commit.  A line taken by LTX and
- * never stored keeps its old version: its data did not change, so readers
- * of it need not abort.  tm_free sets LTX_WENTRY_BUMP to force a new
- * version on the lines it frees, whatever was stored.
- */
-static uintptr_t released_version(const struct ltx_wentry *h, uintptr_t ts)
+static unsigned inv_prepare(struct ltx_cd *cd, uintptr_t *ts)
 {
-	return (ltx_wset_dirty(h) || (h->flags & LTX_WENTRY_BUMP))
-		       ? ts
-		       : h->old_version;
+	return ltx_inv_prepare(cd, ts);
 }
 
-static unsigned inv_commit(struct ltx_tx *tx)
+static void inv_publish(struct ltx_cd *cd, uintptr_t ts)
 {
-	struct ltx_wentry *w, *end = tx->ws_next;
-	uintptr_t ts;
-	bool chains = false;
-
-	if (end == tx->ws_base) {
-		/* Read-only: every read was valid at the snapshot. */
-		if (tx->counted)
-			ltx_lines_reset(tx);
-		reset(tx);
-		return 0;
-	}
-	ts = __atomic_add_fetch(&ltx_clock, 1, __ATOMIC_ACQ_REL);
-	/* An irrevocable transaction holds every line it read. */
-	if (ts != tx->snapshot + 1 && !tx->irrevocable && !reads_valid(tx))
-		return VALIDATE_CAUSE;
-	/*
-	 * The commit point.  A signal handler may have doomed the transaction
-	 * at any instruction up to here (it only flips status from ACTIVE to
-	 * DOOMED): honour it now.  From the store of LTX_COMMITTING on it is
-	 * too late, the transaction commits, and the handler leaves it alone
-	 * (the fault sandbox too: a fault while writing back is a real bug).
-	 * A doom landing between the load and the store is lost, as if the
-	 * signal had come just after the commit.
-	 */
-	if (ltx_unlikely(__atomic_load_n(&tx->status, __ATOMIC_RELAXED) !=
-			 LTX_ACTIVE))
-		return __atomic_load_n(&tx->cause, __ATOMIC_RELAXED) |
-		       TM_ABORT_SIGNAL;
-	__atomic_store_n(&tx->status, LTX_COMMITTING, __ATOMIC_RELAXED);
-	/*
-	 * Write back and release in one pass: an orec may be released once
-	 * the lines it covers are written back.  An orec covering several of
-	 * our lines (a chain) is released in a second pass, after all of
-	 * them, which sit later in the write set than their head.
-	 */
-	for (w = tx->ws_base; w < end; w++) {
-		uint64_t m;
-
-		if (ltx_likely(w->link == LTX_WENTRY_LONE_SINGLE)) {
-			/* The common ST: one word, alone on its orec. */
-			__atomic_store_n((uint64_t *)w->single_addr,
-					 w->single_val, __ATOMIC_RELEASE);
-			__atomic_store_n(w->orec, ts, __ATOMIC_RELEASE);
-			continue;
-		}
-		if (ltx_likely(w->link == 0)) {
-			/* A lone head (LTX, sub-word or several stores); LTX
-			 * without ST keeps the version. */
-			m = w->mask;
-			if (m != 0)
-				ltx_wset_write_back(w, m);
-			__atomic_store_n(w->orec, m != 0 ? ts : w->old_version,
-					 __ATOMIC_RELEASE);
-			continue;
-		}
-		/* Chained or flagged: released in the second pass. */
-		ltx_wset_expand(w);
-		m = w->mask;
-		if (m != 0)
-			ltx_wset_write_back(w, m);
-		chains = true;
-		if (w->orec == NULL && m != 0)
-			tx->ws_base[w->head].flags |= LTX_WENTRY_BUMP;
-	}
-	if (chains)
-		for (w = tx->ws_base; w < end; w++)
-			if (w->orec != NULL && w->link != 0 &&
-			    w->link != LTX_WENTRY_LONE_SINGLE)
-				__atomic_store_n(w->orec,
-						 released_version(w, ts),
-						 __ATOMIC_RELEASE);
-	/* The next transaction's lazy snapshot: no line is newer than ts
-	 * but those still being committed, which are locked. */
-	tx->snapshot = ts;
-	if (ltx_unlikely(tx->counted))
-		return counted_commit_end(tx);
-	reset(tx);
-	return 0;
+	ltx_inv_publish(cd, ts);
 }
 
 /* Abort: unlock every held orec at its old version (data never changed). */
-static void inv_release(struct ltx_tx *tx)
+static void inv_release(struct ltx_cd *cd)
 {
-	for (struct ltx_wentry *w = tx->ws_base; w < tx->ws_next; w++)
+	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++)
 		if (w->orec != NULL)
 			__atomic_store_n(w->orec, w->old_version,
 					 __ATOMIC_RELEASE);
-	if (tx->counted)
-		ltx_lines_reset(tx);
-	reset(tx);
+	if (cd->counted)
+		ltx_lines_reset(cd);
+	ltx_inv_reset(cd);
 }
 
 /*
@@ -511,43 +416,43 @@ static void inv_release(struct ltx_tx *tx)
  * Afterwards limit is 0, so every operation takes the slow path, where
  * reads take lines too, conflicts wait, and validation is trivial.
  */
-static unsigned inv_make_irrevocable(struct ltx_tx *tx)
+static unsigned inv_make_irrevocable(struct ltx_cd *cd)
 {
 	unsigned cause = 0;
 
-	for (struct ltx_rentry *r = tx->rs_base; r < tx->rs_next; r++) {
+	for (struct ltx_rentry *r = cd->rs_base; r < cd->rs_next; r++) {
 		for (;;) {
 			uintptr_t v = __atomic_load_n(r->orec, __ATOMIC_RELAXED);
 
-			if (v & LTX_OREC_LOCKED) {
-				if (owned_head(tx, v) == NULL)
+			if (ltx_orec_locked(v)) {
+				if (owned_head(cd, v) == NULL)
 					return CONFLICT_CAUSE;
 				break;
 			}
-			if (v > tx->snapshot)
+			if (v > cd->snapshot)
 				return VALIDATE_CAUSE;
-			if (lock_orec(tx, r->orec, v, 0, &cause) != NULL)
+			if (lock_orec(cd, r->orec, v, 0, &cause) != NULL)
 				break;
 			if (cause != 0)
 				return cause;
 		}
 	}
-	tx->limit = 0;
+	cd->limit = 0;
 	return 0;
 }
 
 /* For the fault handler: loads of orecs only (the table is never unmapped). */
-static bool inv_valid_now(const struct ltx_tx *tx)
+static bool inv_valid_now(const struct ltx_cd *cd)
 {
-	return reads_valid(tx);
+	return ltx_inv_reads_valid(cd);
 }
 
-void ltx_inv_bump_line(struct ltx_tx *tx, const void *addr)
+static void inv_bump_line(struct ltx_cd *cd, const void *addr)
 {
 	uintptr_t *orec =
-		ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
+		ltx_orec_of(cd, addr);
 	struct ltx_wentry *h =
-		owned_head(tx, __atomic_load_n(orec, __ATOMIC_RELAXED));
+		owned_head(cd, __atomic_load_n(orec, __ATOMIC_RELAXED));
 
 	/* A lone head with BUMP set has link != 0: commit then releases it
 	 * through released_version, which honours the flag. */
@@ -561,39 +466,40 @@ void ltx_inv_bump_line(struct ltx_tx *tx, const void *addr)
  * read set, which knows orecs only, so a line sharing an orec with one
  * read shows S too; I otherwise.
  */
-static unsigned inv_line_state(struct ltx_tx *tx, const void *addr)
+static unsigned inv_line_state(struct ltx_cd *cd, const void *addr)
 {
 	uintptr_t *orec =
-		ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
+		ltx_orec_of(cd, addr);
 	uintptr_t line = (uintptr_t)addr & ~LTX_LINE_MASK;
 	struct ltx_wentry *h =
-		owned_head(tx, __atomic_load_n(orec, __ATOMIC_RELAXED));
-	struct ltx_wentry *w = h != NULL ? find_line(tx, h, line) : NULL;
+		owned_head(cd, __atomic_load_n(orec, __ATOMIC_RELAXED));
+	struct ltx_wentry *w = h != NULL ? find_line(cd, h, line) : NULL;
 
 	if (w != NULL)
 		return LTX_LINE_STATE(TM_XABORT, ltx_wset_dirty(w) ? 'M' : 'E');
-	if (tx->counted) {
-		struct ltx_line *e = ltx_lines_find(tx, line);
+	if (cd->counted) {
+		struct ltx_line *e = ltx_lines_find(cd, line);
 
 		if (e != NULL && (e->state & LTX_LINE_READ))
 			return LTX_LINE_STATE(TM_NORMAL, 'S');
 		return LTX_LINE_STATE(TM_EMPTY, 'I');
 	}
-	for (const struct ltx_rentry *r = tx->rs_base; r < tx->rs_next; r++)
+	for (const struct ltx_rentry *r = cd->rs_base; r < cd->rs_next; r++)
 		if (r->orec == orec)
 			return LTX_LINE_STATE(TM_NORMAL, 'S');
 	return LTX_LINE_STATE(TM_EMPTY, 'I');
 }
 
 const struct ltx_cd_ops ltx_cd_invisible = {
-	.name = "invisible",
 	.begin = inv_begin,
 	.load = inv_load,
 	.store = inv_store,
 	.validate = inv_validate,
-	.commit = inv_commit,
+	.prepare = inv_prepare,
+	.publish = inv_publish,
 	.release = inv_release,
 	.valid_now = inv_valid_now,
 	.make_irrevocable = inv_make_irrevocable,
 	.line_state = inv_line_state,
+	.bump_line = inv_bump_line,
 };

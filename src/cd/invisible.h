@@ -7,8 +7,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <ltx/tm.h>
+
+#include "cd/cd.h"
 #include "cd/orec.h"
-#include "tx/desc.h"
+#include "cd/wset.h"
 
 /*
  * The invisible mode follows LSA/TinySTM's write-back, encounter-time
@@ -30,110 +33,96 @@
  *   v1 == v2, unlocked, <= snapshot: x belongs to the snapshot.
  * These are plain movs on x86-64; the orders are what the compiler must keep.
  *
- * The fast paths below handle only the common case and return false for
+ * The fast paths handle only the common case and return false for
  * anything else (no transaction yet, doomed, the line locked by anyone or
  * newer than the snapshot, a log full); the transaction layer then runs the
  * complete operation (invisible.c).
  */
 
 /*
- * Begin a transaction without leaving the fast path: the descriptor is idle
- * in this mode (status LTX_IDLE, never the boot descriptor's LTX_IDLE_SLOW).
- * limit is armed before status turns ACTIVE, so a signal handler that dooms
- * the transaction (it checks status, then clears limit) is never undone.
- * An orec value read before the snapshot is still fine to use: the load
- * below rechecks it after reading the data, so it held across the snapshot.
+ * The pieces the transaction layer's fast paths are made of (tx/fast.h
+ * puts them together with its begin).  An orec value v read before the
+ * transaction began is still fine to use with them: the read rechecks it
+ * after loading the data, and a lock is a CAS from v.
  */
-static inline __attribute__((always_inline)) bool
-ltx_inv_fast_begin(struct ltx_tx *tx)
-{
-	uintptr_t now;
 
-	if (ltx_unlikely(__atomic_load_n(&tx->status, __ATOMIC_RELAXED) !=
-			 LTX_IDLE))
-		return false;
-	/*
-	 * Lazy snapshot: start from the last clock value this thread saw (at
-	 * its last commit or extension) instead of reading the shared clock,
-	 * whose line every update commit of every thread writes.  An older
-	 * snapshot is as consistent as a fresh one (a line at a version no
-	 * newer than it has not changed since); the first line found newer
-	 * extends it, which reads the clock only when it is needed.
-	 */
-	now = tx->snapshot;
-	tx->limit = now + 1;
-	tx->cause = 0;
-	/* Release: pairs with tm_free's acquire load of tx_id (tx/mem.c),
-	 * which then knows the previous transaction's reads are over. */
-	__atomic_store_n(&tx->tx_id, tx->tx_id + 1, __ATOMIC_RELEASE);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	/* Release: pairs with tm_free's acquire load of status, which then
-	 * reads this transaction's tx_id. */
-	__atomic_store_n(&tx->status, LTX_ACTIVE, __ATOMIC_RELEASE);
-	/* The light side of tm_free's asymmetric fence (rt/fence.h): no orec
-	 * or memory load of the transaction moves above the status store. */
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	return true;
+/* Arm the fast paths of a transaction beginning with a lazy snapshot:
+ * the last clock value this thread saw (see inv_begin in invisible.c). */
+static inline __attribute__((always_inline)) void
+ltx_inv_arm(struct ltx_cd *cd)
+{
+	cd->limit = cd->snapshot + 1;
 }
 
+/*
+ * LT of the word at addr under orec, seen at v (unlocked, below limit):
+ * the seqlock read above, then the read is logged.  Returns false for
+ * the slow path (the orec changed, or the read set is full).
+ */
 static inline __attribute__((always_inline)) bool
-ltx_inv_fast_load(struct ltx_tx *tx, const void *addr, uint64_t *out)
+ltx_inv_read(struct ltx_cd *cd, uintptr_t *orec, uintptr_t v,
+	     const void *addr, uint64_t *out)
 {
-	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
-	uintptr_t v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
 	struct ltx_rentry *r;
 	uint64_t x;
 
-	/* On begin, v was read before the transaction announced itself:
-	 * read it again, so that a line freed by a tm_free that did not see
-	 * this transaction shows its new version (tx/mem.c). */
-	if (ltx_unlikely(v >= tx->limit) &&
-	    (!ltx_inv_fast_begin(tx) ||
-	     (v = __atomic_load_n(orec, __ATOMIC_ACQUIRE)) >= tx->limit))
-		return false;
 	x = ltx_load_word((const uint64_t *)addr);
 #ifndef LTX_TEST_BREAK_READ_VALIDATION /* tests/check_history_broken */
 	if (ltx_unlikely(ltx_word_changed(orec, v)))
 		return false;
 #endif
-	r = tx->rs_next;
-	if (ltx_unlikely(r == tx->rs_end))
+	r = cd->rs_next;
+	if (ltx_unlikely(r == cd->rs_end))
 		return false;
 	r->orec = orec;
-	tx->rs_next = r + 1;
+	cd->rs_next = r + 1;
 	*out = x;
 	return true;
 }
 
 /*
- * First LTX or ST of a line whose orec is free: lock the orec for a new
- * write-set entry.  Returns the entry, or NULL for the slow path.
- * Synchronization: the CAS is acquire so that nothing this transaction does
- * with the line moves before it; the data is published later, at commit, by
- * release stores made while the lock is held.
+ * First LTX or ST of a line whose orec was seen free at v (below limit):
+ * lock the orec for a new write-set entry.  Returns the entry, or NULL for
+ * the slow path.  Synchronization: the CAS is acquire so that nothing the
+ * transaction does with the line moves before it; the data is published
+ * later, at commit, by release stores made while the lock is held.
  */
 static inline __attribute__((always_inline)) struct ltx_wentry *
-ltx_inv_fast_acquire(struct ltx_tx *tx, const void *addr)
+ltx_inv_lock(struct ltx_cd *cd, uintptr_t *orec, uintptr_t v,
+	     const void *addr)
 {
-	uintptr_t *orec = ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
-	uintptr_t v = __atomic_load_n(orec, __ATOMIC_RELAXED);
-	struct ltx_wentry *w = tx->ws_next;
+	struct ltx_wentry *w = cd->ws_next;
 
-	if (ltx_unlikely(v >= tx->limit) &&
-	    (!ltx_inv_fast_begin(tx) || v >= tx->limit))
-		return NULL;
-	if (ltx_unlikely(w == tx->ws_end))
+	if (ltx_unlikely(w == cd->ws_end))
 		return NULL;
 	if (ltx_unlikely(!__atomic_compare_exchange_n(
-		    orec, &v, (uintptr_t)w | LTX_OREC_LOCKED, false,
-		    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+		    orec, &v, ltx_orec_lock_word(w), false, __ATOMIC_ACQUIRE,
+		    __ATOMIC_RELAXED)))
 		return NULL;
-	tx->ws_next = w + 1;
+	cd->ws_next = w + 1;
 	w->line = (uintptr_t)addr & ~LTX_LINE_MASK;
 	w->orec = orec;
 	w->old_version = v;
 	w->link = 0;
 	return w;
+}
+
+/* The first ST of a line just locked: an aligned word is kept aside
+ * (LTX_WENTRY_SINGLE), anything smaller goes into data and mask. */
+static inline __attribute__((always_inline)) void
+ltx_inv_first_store(struct ltx_wentry *w, void *addr, uint64_t val,
+		    unsigned size)
+{
+	unsigned off = (unsigned)((uintptr_t)addr & LTX_LINE_MASK);
+
+	if (size == 8) {
+		w->link = LTX_WENTRY_LONE_SINGLE;
+		w->single_addr = (uintptr_t)addr;
+		w->single_val = val;
+		return;
+	}
+	memcpy((char *)w->data + off, &val, size); /* little-endian */
+	w->mask = (uint64_t)((1u << size) - 1) << off;
 }
 
 /*
@@ -144,18 +133,16 @@ ltx_inv_fast_acquire(struct ltx_tx *tx, const void *addr)
  * Returns false for anything else (chains, flags: the slow path).
  */
 static inline __attribute__((always_inline)) bool
-ltx_inv_fast_store_owned(struct ltx_tx *tx, void *addr, uint64_t val,
+ltx_inv_fast_store_owned(struct ltx_cd *cd, void *addr, uint64_t val,
 			 unsigned size)
 {
-	uintptr_t *orec =
-		ltx_orec_at(tx->orecs, tx->orec_mask, tx->orec_mul, addr);
-	uintptr_t v = __atomic_load_n(orec, __ATOMIC_RELAXED);
-	struct ltx_wentry *w = (struct ltx_wentry *)(v & ~LTX_OREC_LOCKED);
+	uintptr_t v = __atomic_load_n(ltx_orec_of(cd, addr), __ATOMIC_RELAXED);
+	struct ltx_wentry *w = ltx_orec_entry(v);
 	unsigned off = (unsigned)((uintptr_t)addr & LTX_LINE_MASK);
 
-	if (!(v & LTX_OREC_LOCKED) ||
-	    (uintptr_t)w - (uintptr_t)tx->ws_base >=
-		    (uintptr_t)tx->ws_next - (uintptr_t)tx->ws_base ||
+	if (!ltx_orec_locked(v) ||
+	    (uintptr_t)w - (uintptr_t)cd->ws_base >=
+		    (uintptr_t)cd->ws_next - (uintptr_t)cd->ws_base ||
 	    w->line != ((uintptr_t)addr & ~LTX_LINE_MASK))
 		return false;
 	if (w->link == 0) {
@@ -171,47 +158,136 @@ ltx_inv_fast_store_owned(struct ltx_tx *tx, void *addr, uint64_t val,
 	return false;
 }
 
+/*
+ * COMMIT of a live read-only transaction of the fast paths (limit != 0:
+ * live and uncounted), where every read was validated when it was made:
+ * just forget the read set.  Returns false when the full commit is needed.
+ */
 static inline __attribute__((always_inline)) bool
-ltx_inv_fast_store(struct ltx_tx *tx, void *addr,
-				      uint64_t val, unsigned size)
+ltx_inv_end_read_only(struct ltx_cd *cd)
 {
-	struct ltx_wentry *w = ltx_inv_fast_acquire(tx, addr);
-	unsigned off = (unsigned)((uintptr_t)addr & LTX_LINE_MASK);
-
-	if (ltx_unlikely(w == NULL))
+	if (ltx_unlikely(cd->limit == 0 || cd->ws_next != cd->ws_base))
 		return false;
-	if (size == 8) {
-		/* A whole aligned word: kept aside (LTX_WENTRY_SINGLE). */
-		w->link = LTX_WENTRY_LONE_SINGLE;
-		w->single_addr = (uintptr_t)addr;
-		w->single_val = val;
-		return true;
-	}
-	memcpy((char *)w->data + off, &val, size); /* little-endian */
-	w->mask = (uint64_t)((1u << size) - 1) << off;
+	cd->rs_next = cd->rs_base;
+	cd->limit = 0;
 	return true;
 }
 
-static inline __attribute__((always_inline)) bool
-ltx_inv_fast_load_excl(struct ltx_tx *tx,
-					  const void *addr, uint64_t *out)
-{
-	struct ltx_wentry *w = ltx_inv_fast_acquire(tx, addr);
+/* Is every read of the transaction still valid (invisible.c)? */
+bool ltx_inv_reads_valid(const struct ltx_cd *cd);
 
-	if (ltx_unlikely(w == NULL))
-		return false;
-	w->mask = 0;
-	/* The line is ours: no committer can change it under us. */
-	*out = ltx_load_word((const uint64_t *)addr);
-	return true;
+/* The counted path's end of a commit (invisible.c). */
+void ltx_inv_counted_end(struct ltx_cd *cd);
+
+#define LTX_INV_VALIDATE_CAUSE                                                \
+	(TM_ABORT_CONFLICT | TM_ABORT_RETRY | TM_ABORT_VALIDATE)
+
+/* Empty the logs and disarm the fast paths. */
+static inline void ltx_inv_reset(struct ltx_cd *cd)
+{
+	cd->rs_next = cd->rs_base;
+	cd->ws_next = cd->ws_base;
+	cd->limit = 0;
 }
 
 /*
- * ltx_inv_bump_line: the line holding addr, which tx holds in E (LTX), gets
- * a new version when tx commits even if no byte of it is stored (tm_free:
- * readers with an older snapshot must not trust it any more).  Does nothing
- * if tx does not hold the line (it is then doomed).
+ * Commit, first half (cd.h, prepare): fix the commit version *ts (the
+ * clock, acq_rel fetch-add, after every written line is locked) and check
+ * the reads if another update committed since the snapshot.  A read-only
+ * transaction needs neither: every read was valid at the snapshot.
  */
-void ltx_inv_bump_line(struct ltx_tx *tx, const void *addr);
+static inline __attribute__((always_inline)) unsigned
+ltx_inv_prepare(struct ltx_cd *cd, uintptr_t *ts)
+{
+	if (cd->ws_next == cd->ws_base)
+		return 0;
+	*ts = __atomic_add_fetch(&ltx_clock, 1, __ATOMIC_ACQ_REL);
+	/* An irrevocable transaction holds every line it read. */
+	if (*ts != cd->snapshot + 1 && !cd->irrevocable &&
+	    !ltx_inv_reads_valid(cd))
+		return LTX_INV_VALIDATE_CAUSE;
+	return 0;
+}
+
+/*
+ * The value a head entry's orec gets at commit.  A line taken by LTX and
+ * never stored keeps its old version: its data did not change, so readers
+ * of it need not abort.  tm_free sets LTX_WENTRY_BUMP to force a new
+ * version on the lines it frees, whatever was stored.
+ */
+static inline uintptr_t ltx_inv_released_version(const struct ltx_wentry *h,
+						 uintptr_t ts)
+{
+	return (ltx_wset_dirty(h) || (h->flags & LTX_WENTRY_BUMP))
+		       ? ts
+		       : h->old_version;
+}
+
+/*
+ * Commit, second half (past the commit point): write the dirty bytes back
+ * and release each orec with a release store of ts, so that a reader that
+ * sees a new byte sees the orec locked or at ts on its reload, and
+ * retries.  Write back and release go in one pass: an orec may be
+ * released once the lines it covers are written back.  An orec covering
+ * several of our lines (a chain) is released in a second pass, after all
+ * of them, which sit later in the write set than their head.
+ */
+static inline __attribute__((always_inline)) void
+ltx_inv_publish(struct ltx_cd *cd, uintptr_t ts)
+{
+	struct ltx_wentry *w, *end = cd->ws_next;
+	bool chains = false;
+
+	if (end == cd->ws_base) {
+		if (ltx_unlikely(cd->counted))
+			ltx_inv_counted_end(cd);
+		ltx_inv_reset(cd);
+		return;
+	}
+	for (w = cd->ws_base; w < end; w++) {
+		uint64_t m;
+
+		if (ltx_likely(w->link == LTX_WENTRY_LONE_SINGLE)) {
+			/* The common ST: one word, alone on its orec. */
+			__atomic_store_n((uint64_t *)w->single_addr,
+					 w->single_val, __ATOMIC_RELEASE);
+			__atomic_store_n(w->orec, ts, __ATOMIC_RELEASE);
+			continue;
+		}
+		if (ltx_likely(w->link == 0)) {
+			/* A lone head (LTX, sub-word or several stores); LTX
+			 * without ST keeps the version. */
+			m = w->mask;
+			if (m != 0)
+				ltx_wset_write_back(w, m);
+			__atomic_store_n(w->orec, m != 0 ? ts : w->old_version,
+					 __ATOMIC_RELEASE);
+			continue;
+		}
+		/* Chained or flagged: released in the second pass. */
+		ltx_wset_expand(w);
+		m = w->mask;
+		if (m != 0)
+			ltx_wset_write_back(w, m);
+		chains = true;
+		if (w->orec == NULL && m != 0)
+			cd->ws_base[w->head].flags |= LTX_WENTRY_BUMP;
+	}
+	if (chains)
+		for (w = cd->ws_base; w < end; w++)
+			if (w->orec != NULL && w->link != 0 &&
+			    w->link != LTX_WENTRY_LONE_SINGLE)
+				__atomic_store_n(w->orec,
+						 ltx_inv_released_version(w, ts),
+						 __ATOMIC_RELEASE);
+	/* The next transaction's lazy snapshot: no line is newer than ts
+	 * but those still being committed, which are locked. */
+	cd->snapshot = ts;
+	if (ltx_unlikely(cd->counted)) {
+		ltx_inv_counted_end(cd);
+		return;
+	}
+	ltx_inv_reset(cd);
+}
 
 #endif /* LTX_CD_INVISIBLE_H */

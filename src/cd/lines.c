@@ -6,98 +6,97 @@
 #include <string.h>
 
 #include "cd/lines.h"
-#include "cd/orec.h"
 
 #define LINES_INITIAL 64
 
-struct ltx_line *ltx_lines_find(const struct ltx_tx *tx, uintptr_t line)
+struct ltx_line *ltx_lines_find(const struct ltx_cd *cd, uintptr_t line)
 {
 	struct ltx_line *e;
 
-	if (tx->lines_mask == 0)
+	if (cd->lines_mask == 0)
 		return NULL;
-	e = ltx_lines_probe(tx, line);
-	return ltx_lines_held(tx, e) ? e : NULL;
+	e = ltx_lines_probe(cd, line);
+	return ltx_lines_held(cd, e) ? e : NULL;
 }
 
 /* Double the table (or make the first one); false if out of memory. */
-static __attribute__((noinline)) bool grow(struct ltx_tx *tx)
+static __attribute__((noinline)) bool grow(struct ltx_cd *cd)
 {
-	uint32_t n = tx->lines_mask ? 2 * (tx->lines_mask + 1) : LINES_INITIAL;
-	uint32_t old_n = tx->lines_mask ? tx->lines_mask + 1 : 0;
-	struct ltx_line *old = tx->lines, *p;
+	uint32_t n = cd->lines_mask ? 2 * (cd->lines_mask + 1) : LINES_INITIAL;
+	uint32_t old_n = cd->lines_mask ? cd->lines_mask + 1 : 0;
+	struct ltx_line *old = cd->lines, *p;
 
-	if (tx->no_alloc) /* a signal handler's descriptor */
+	if (cd->no_alloc) /* a signal handler's descriptor */
 		return false;
 	p = calloc(n, sizeof(*p));
 	if (p == NULL)
 		return false;
-	tx->lines = p;
-	tx->lines_mask = n - 1;
-	if (tx->lines_epoch == 0)
-		tx->lines_epoch = 1; /* calloc'd entries (epoch 0) are free */
+	cd->lines = p;
+	cd->lines_mask = n - 1;
+	if (cd->lines_epoch == 0)
+		cd->lines_epoch = 1; /* calloc'd entries (epoch 0) are free */
 	for (uint32_t i = 0; i < old_n; i++)
-		if (old[i].epoch == tx->lines_epoch)
-			*ltx_lines_probe(tx, old[i].line) = old[i];
+		if (old[i].epoch == cd->lines_epoch)
+			*ltx_lines_probe(cd, old[i].line) = old[i];
 	free(old);
 	return true;
 }
 
-bool ltx_lines_init(struct ltx_tx *tx)
+bool ltx_lines_init(struct ltx_cd *cd)
 {
-	return tx->lines_mask != 0 || grow(tx);
+	return cd->lines_mask != 0 || grow(cd);
 }
 
-unsigned ltx_lines_charge(struct ltx_tx *tx, struct ltx_line *e, uintptr_t line,
+unsigned ltx_lines_charge(struct ltx_cd *cd, struct ltx_line *e, uintptr_t line,
 			  bool excl, struct ltx_line **out)
 {
 	uint32_t held = excl ? LTX_LINE_EXCL : LTX_LINE_READ | LTX_LINE_EXCL;
 	uint32_t need;
 
-	if (e == NULL && tx->lines_mask != 0)
-		e = ltx_lines_probe(tx, line);
-	if (e != NULL && ltx_lines_held(tx, e) && (e->state & held)) {
+	if (e == NULL && cd->lines_mask != 0)
+		e = ltx_lines_probe(cd, line);
+	if (e != NULL && ltx_lines_held(cd, e) && (e->state & held)) {
 		*out = e; /* a hit: no slot, no bus request */
 		return 0;
 	}
-	need = e != NULL && ltx_lines_held(tx, e) ? 1 /* S -> E */
+	need = e != NULL && ltx_lines_held(cd, e) ? 1 /* S -> E */
 	       : excl				  ? 2
 						  : 1;
 	/* An irrevocable transaction must not fail: it ignores the limit. */
-	if (tx->capacity != 0 && tx->slots + need > tx->capacity &&
-	    !tx->irrevocable)
+	if (cd->capacity != 0 && cd->slots + need > cd->capacity &&
+	    !cd->irrevocable)
 		return TM_ABORT_CAPACITY;
-	if (e == NULL || !ltx_lines_held(tx, e)) {
+	if (e == NULL || !ltx_lines_held(cd, e)) {
 		/* Keep the table at most half full: probes stay short. */
-		if (2 * (tx->lines_used + 1) > tx->lines_mask + 1) {
-			if (!grow(tx))
+		if (2 * (cd->lines_used + 1) > cd->lines_mask + 1) {
+			if (!grow(cd))
 				return TM_ABORT_CAPACITY | TM_ABORT_NOMEM;
-			e = ltx_lines_probe(tx, line);
+			e = ltx_lines_probe(cd, line);
 		}
 		e->line = line;
-		e->epoch = tx->lines_epoch;
+		e->epoch = cd->lines_epoch;
 		e->state = 0;
 		e->widx = 0;
-		tx->lines_used++;
+		cd->lines_used++;
 	}
-	tx->slots += need;
+	cd->slots += need;
 	if (excl)
-		tx->stats.bus_t_rfo++;
+		cd->stats->bus_t_rfo++;
 	else
-		tx->stats.bus_t_read++;
+		cd->stats->bus_t_read++;
 	*out = e;
 	return 0;
 }
 
-void ltx_lines_reset(struct ltx_tx *tx)
+void ltx_lines_reset(struct ltx_cd *cd)
 {
-	tx->slots = 0;
-	if (tx->lines_used == 0)
+	cd->slots = 0;
+	if (cd->lines_used == 0)
 		return;
-	tx->lines_used = 0;
-	if (++tx->lines_epoch == 0) {
+	cd->lines_used = 0;
+	if (++cd->lines_epoch == 0) {
 		/* Wrapped: old entries could look current; wipe them. */
-		memset(tx->lines, 0, (tx->lines_mask + 1) * sizeof(*tx->lines));
-		tx->lines_epoch = 1;
+		memset(cd->lines, 0, (cd->lines_mask + 1) * sizeof(*cd->lines));
+		cd->lines_epoch = 1;
 	}
 }

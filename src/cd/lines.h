@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cd/orec.h"
-#include "tx/desc.h"
+#include "cd/cd.h"
+#include "rt/hash.h"
 
 /*
  * One entry per line in the data set of the current transaction, in an
@@ -36,33 +36,33 @@ struct ltx_line {
  * lines_epoch: test with ltx_lines_held).  The table must exist
  * (lines_mask != 0): ltx_lines_charge makes it.
  */
-static inline struct ltx_line *ltx_lines_probe(const struct ltx_tx *tx,
+static inline struct ltx_line *ltx_lines_probe(const struct ltx_cd *cd,
 					       uintptr_t line)
 {
-	uint64_t h = (uint64_t)(line >> LTX_LINE_SHIFT) * LTX_OREC_MUL;
-	uint32_t i = (uint32_t)(h >> 32) & tx->lines_mask;
+	uint32_t i = (uint32_t)ltx_hash_index(ltx_hash_line(line, LTX_HASH_MUL),
+					      32, cd->lines_mask);
 
-	for (;; i = (i + 1) & tx->lines_mask) {
-		struct ltx_line *e = &tx->lines[i];
+	for (;; i = (i + 1) & cd->lines_mask) {
+		struct ltx_line *e = &cd->lines[i];
 
-		if (e->epoch != tx->lines_epoch || e->line == line)
+		if (e->epoch != cd->lines_epoch || e->line == line)
 			return e;
 	}
 }
 
 /* ltx_lines_held: whether a probed entry is the line's (not a free one). */
-static inline bool ltx_lines_held(const struct ltx_tx *tx,
+static inline bool ltx_lines_held(const struct ltx_cd *cd,
 				  const struct ltx_line *e)
 {
-	return e->epoch == tx->lines_epoch;
+	return e->epoch == cd->lines_epoch;
 }
 
 /* ltx_lines_init: make the table now (for descriptors that must not
  * allocate later, in signal handlers).  Returns false if out of memory. */
-bool ltx_lines_init(struct ltx_tx *tx);
+bool ltx_lines_init(struct ltx_cd *cd);
 
 /* ltx_lines_find: the current transaction's entry for line, or NULL. */
-struct ltx_line *ltx_lines_find(const struct ltx_tx *tx, uintptr_t line);
+struct ltx_line *ltx_lines_find(const struct ltx_cd *cd, uintptr_t line);
 
 /*
  * ltx_lines_charge: account for an LT (excl false) or LTX/ST (excl true)
@@ -75,7 +75,7 @@ struct ltx_line *ltx_lines_find(const struct ltx_tx *tx, uintptr_t line);
  * the table).  The caller sets the entry's state once the line is really
  * taken.
  */
-unsigned ltx_lines_charge(struct ltx_tx *tx, struct ltx_line *e, uintptr_t line,
+unsigned ltx_lines_charge(struct ltx_cd *cd, struct ltx_line *e, uintptr_t line,
 			  bool excl, struct ltx_line **out);
 
 /*
@@ -83,28 +83,28 @@ unsigned ltx_lines_charge(struct ltx_tx *tx, struct ltx_line *e, uintptr_t line,
  * line not held at all (e, from ltx_lines_probe, is free), no capacity
  * limit and room in the table; anything else goes out of line.
  */
-static inline unsigned ltx_lines_charge_new(struct ltx_tx *tx,
+static inline unsigned ltx_lines_charge_new(struct ltx_cd *cd,
 					    struct ltx_line *e, uintptr_t line,
 					    bool excl, struct ltx_line **out)
 {
-	if (ltx_unlikely(e == NULL || ltx_lines_held(tx, e) ||
-			 tx->capacity != 0 ||
-			 2 * (tx->lines_used + 1) > tx->lines_mask + 1))
-		return ltx_lines_charge(tx, e, line, excl, out);
+	if (ltx_unlikely(e == NULL || ltx_lines_held(cd, e) ||
+			 cd->capacity != 0 ||
+			 2 * (cd->lines_used + 1) > cd->lines_mask + 1))
+		return ltx_lines_charge(cd, e, line, excl, out);
 	e->line = line;
-	e->epoch = tx->lines_epoch;
+	e->epoch = cd->lines_epoch;
 	e->state = 0;
-	tx->lines_used++;
-	tx->slots += excl ? 2 : 1;
+	cd->lines_used++;
+	cd->slots += excl ? 2 : 1;
 	if (excl)
-		tx->stats.bus_t_rfo++;
+		cd->stats->bus_t_rfo++;
 	else
-		tx->stats.bus_t_read++;
+		cd->stats->bus_t_read++;
 	*out = e;
 	return 0;
 }
 
 /* ltx_lines_reset: forget every entry; the slot count starts over. */
-void ltx_lines_reset(struct ltx_tx *tx);
+void ltx_lines_reset(struct ltx_cd *cd);
 
 #endif /* LTX_CD_LINES_H */

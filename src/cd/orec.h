@@ -7,6 +7,9 @@
 #include <stdint.h>
 
 #include "arch/arch.h"
+#include "cd/cd.h"
+#include "rt/config.h"
+#include "rt/hash.h"
 
 /*
  * An orec is one word.  Unlocked, it holds the version of the lines that
@@ -19,31 +22,45 @@
 #define LTX_OREC_LOCKED ((uintptr_t)1 << 63)
 
 /*
- * Line address -> orec.  A multiplicative hash: bits 32 and up of
- * line * K depend on every line-number bit below them (all user address
- * bits for tables up to 2^28 orecs), so the high address bits are mixed in.
- * A plain shift-and-mask would make lines at the same offset in two
- * threads' 64 MiB-aligned glibc heaps share an orec (see DESIGN.md).  The
- * product is shifted right by 29, not 32, and masked with the table mask
- * scaled by the orec size, which yields the byte offset of the orec
- * directly: hash, scale and index in five instructions on x86-64.
- * K is passed in from memory (the descriptor's copy) so that the multiply
- * takes a memory operand instead of a 10-byte constant load.
+ * Line address -> orec: the line hash (rt/hash.h), its bits from 29 up
+ * masked with the table mask scaled by the orec size, which yields the
+ * byte offset of the orec directly: hash, scale and index in five
+ * instructions on x86-64 (<ltx/inline.h> has the same formula).
  */
-#define LTX_OREC_MUL 0x9e3779b97f4a7c15ull
 #define LTX_OREC_HASH_SHIFT 29
-
-#define LTX_OREC_BITS_DEFAULT 16
-#define LTX_OREC_BITS_MIN 4
-#define LTX_OREC_BITS_MAX 28
 
 static inline uintptr_t *ltx_orec_at(uintptr_t *table, uintptr_t mask,
 				     uint64_t mul, const void *addr)
 {
-	uintptr_t line = (uintptr_t)addr >> LTX_LINE_SHIFT;
-	uintptr_t off = ((line * mul) >> LTX_OREC_HASH_SHIFT) & mask;
+	uintptr_t off = ltx_hash_index(ltx_hash_line((uintptr_t)addr, mul),
+				       LTX_OREC_HASH_SHIFT, mask);
 
 	return (uintptr_t *)((char *)table + off);
+}
+
+/* The orec of addr's line, in cd's table. */
+static inline uintptr_t *ltx_orec_of(const struct ltx_cd *cd,
+				     const void *addr)
+{
+	return ltx_orec_at(cd->orecs, cd->orec_mask, cd->orec_mul, addr);
+}
+
+/* The lock word: an orec value is locked, or a version. */
+static inline bool ltx_orec_locked(uintptr_t v)
+{
+	return (v & LTX_OREC_LOCKED) != 0;
+}
+
+/* The write-set entry a locked orec value points at (its owner's). */
+static inline struct ltx_wentry *ltx_orec_entry(uintptr_t v)
+{
+	return (struct ltx_wentry *)(v & ~LTX_OREC_LOCKED);
+}
+
+/* The locked value that names entry w as the orec's owner. */
+static inline uintptr_t ltx_orec_lock_word(const struct ltx_wentry *w)
+{
+	return (uintptr_t)w | LTX_OREC_LOCKED;
 }
 
 /*

@@ -12,7 +12,8 @@
 #include "cd/visible.h"
 #include "cd/wset.h"
 #include "rt/config.h"
-#include "tx/serial.h"
+#include "rt/hash.h"
+#include "rt/wait.h"
 
 /*
  * The faithful emulation of the article's bus (section 8.2.4): a line a
@@ -58,7 +59,7 @@
  * every CPU ltx supports (x86-64 only: see configure.ac), as in TLRW and
  * ck_bytelock.
  *
- * Irrevocable transactions (tx/serial.h): lines read are held in S and
+ * Irrevocable transactions (cd.h, make_irrevocable): lines read are held in S and
  * lines written in E from the first access, so becoming irrevocable takes
  * nothing more; from then on a conflict makes the irrevocable transaction
  * wait for the holder (which never waits: it commits or fails and lets
@@ -107,36 +108,36 @@ static void table_init(void)
 /* Line address -> bytelock: the orec hash (cd/orec.h), scaled by 64. */
 static struct ltx_bytelock *lock_of(uintptr_t line)
 {
-	uintptr_t h = (line >> LTX_LINE_SHIFT) * LTX_OREC_MUL;
-
 	return (struct ltx_bytelock *)((char *)table +
-				       ((h >> (32 - LTX_LINE_SHIFT)) &
-					table_mask));
+				       ltx_hash_index(ltx_hash_line(line,
+								    LTX_HASH_MUL),
+						      32 - LTX_LINE_SHIFT,
+						      table_mask));
 }
 
-static uintptr_t me(const struct ltx_tx *tx)
+static uintptr_t me(const struct ltx_cd *cd)
 {
-	return (uintptr_t)tx->thread_slot + 1;
+	return (uintptr_t)cd->slot + 1;
 }
 
-static bool slotted(const struct ltx_tx *tx)
+static bool slotted(const struct ltx_cd *cd)
 {
-	return (unsigned)tx->thread_slot < LTX_VIS_SLOTS;
+	return (unsigned)cd->slot < LTX_VIS_SLOTS;
 }
 
 /*
  * T_READ: mark lock shared by us.  Returns 0, or BUSY_CAUSE if another
  * transaction owns it (our mark is then taken back), or NOMEM_CAUSE.
  */
-static unsigned read_lock(struct ltx_tx *tx, struct ltx_bytelock *lock)
+static unsigned read_lock(struct ltx_cd *cd, struct ltx_bytelock *lock)
 {
 	uintptr_t owner;
 	unsigned spins = 0;
 
-	if (tx->rs_next == tx->rs_end && (tx->no_alloc || !ltx_rset_grow(tx)))
+	if (cd->rs_next == cd->rs_end && (cd->no_alloc || !ltx_rset_grow(cd)))
 		return NOMEM_CAUSE;
-	if (slotted(tx)) {
-		uint8_t *mine = &lock->reader[tx->thread_slot];
+	if (slotted(cd)) {
+		uint8_t *mine = &lock->reader[cd->slot];
 
 		/* Already marked (another line on this lock): no writer can
 		 * have taken it since, so it is still ours to read. */
@@ -144,11 +145,11 @@ static unsigned read_lock(struct ltx_tx *tx, struct ltx_bytelock *lock)
 			return 0;
 		__atomic_exchange_n(mine, 1, __ATOMIC_SEQ_CST);
 		owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
-		while (tx->irrevocable && owner != 0 && owner != me(tx)) {
-			ltx_serial_wait(&spins);
+		while (cd->irrevocable && owner != 0 && owner != me(cd)) {
+			ltx_wait_step(&spins);
 			owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
 		}
-		if (owner != 0 && owner != me(tx)) {
+		if (owner != 0 && owner != me(cd)) {
 			/* We loaded nothing under the mark: relaxed. */
 			__atomic_store_n(mine, 0, __ATOMIC_RELAXED);
 			return BUSY_CAUSE;
@@ -156,37 +157,37 @@ static unsigned read_lock(struct ltx_tx *tx, struct ltx_bytelock *lock)
 	} else {
 		__atomic_fetch_add(&lock->unslotted, 1, __ATOMIC_SEQ_CST);
 		owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
-		while (tx->irrevocable && owner != 0 && owner != me(tx)) {
-			ltx_serial_wait(&spins);
+		while (cd->irrevocable && owner != 0 && owner != me(cd)) {
+			ltx_wait_step(&spins);
 			owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
 		}
-		if (owner != 0 && owner != me(tx)) {
+		if (owner != 0 && owner != me(cd)) {
 			__atomic_fetch_sub(&lock->unslotted, 1,
 					   __ATOMIC_RELAXED);
 			return BUSY_CAUSE;
 		}
 	}
-	tx->rs_next->orec = (uintptr_t *)lock;
-	tx->rs_next++;
+	cd->rs_next->orec = (uintptr_t *)lock;
+	cd->rs_next++;
 	return 0;
 }
 
 /* How many of the unslotted count on lock are this (unslotted) thread's:
  * one per read-set entry on it. */
-static uint32_t own_unslotted(const struct ltx_tx *tx,
+static uint32_t own_unslotted(const struct ltx_cd *cd,
 			      const struct ltx_bytelock *lock)
 {
 	uint32_t n = 0;
 
-	for (const struct ltx_rentry *r = tx->rs_base; r < tx->rs_next; r++)
+	for (const struct ltx_rentry *r = cd->rs_base; r < cd->rs_next; r++)
 		if (r->orec == (const uintptr_t *)lock)
 			n++;
 	return n;
 }
 
-/* Whether a transaction other than tx holds lock in S (just after tx
+/* Whether a transaction other than cd's holds lock in S (just after it
  * took the owner word: see the synchronization note). */
-static bool others_read(const struct ltx_tx *tx,
+static bool others_read(const struct ltx_cd *cd,
 			const struct ltx_bytelock *lock)
 {
 	const uint64_t *words = (const uint64_t *)lock->reader;
@@ -194,11 +195,11 @@ static bool others_read(const struct ltx_tx *tx,
 	unsigned own_word = READER_WORDS;
 
 	if (__atomic_load_n(&lock->unslotted, __ATOMIC_SEQ_CST) !=
-	    (slotted(tx) ? 0 : own_unslotted(tx, lock)))
+	    (slotted(cd) ? 0 : own_unslotted(cd, lock)))
 		return true;
-	if (slotted(tx)) {
-		own_word = (unsigned)tx->thread_slot / 8;
-		own_bits = (uint64_t)0xff << ((tx->thread_slot % 8) * 8);
+	if (slotted(cd)) {
+		own_word = (unsigned)cd->slot / 8;
+		own_bits = (uint64_t)0xff << ((cd->slot % 8) * 8);
 	}
 	for (unsigned i = 0; i < READER_WORDS; i++) {
 		uint64_t w = __atomic_load_n(&words[i], __ATOMIC_SEQ_CST);
@@ -216,7 +217,7 @@ static bool others_read(const struct ltx_tx *tx,
  * Returns the entry, or NULL with *cause set: BUSY_CAUSE if another
  * transaction owns the lock or holds it shared, NOMEM_CAUSE.
  */
-static struct ltx_wentry *write_lock(struct ltx_tx *tx, uintptr_t line,
+static struct ltx_wentry *write_lock(struct ltx_cd *cd, uintptr_t line,
 				     unsigned *cause)
 {
 	struct ltx_bytelock *lock = lock_of(line);
@@ -225,28 +226,28 @@ static struct ltx_wentry *write_lock(struct ltx_tx *tx, uintptr_t line,
 	bool taken = false;
 	unsigned spins = 0;
 
-	if (tx->ws_next == tx->ws_end && (tx->no_alloc || !ltx_wset_grow(tx))) {
+	if (cd->ws_next == cd->ws_end && (cd->no_alloc || !ltx_wset_grow(cd))) {
 		*cause = NOMEM_CAUSE;
 		return NULL;
 	}
 	/* Owned already (another line on it): no reader got in since. */
-	if (__atomic_load_n(&lock->owner, __ATOMIC_RELAXED) != me(tx)) {
+	if (__atomic_load_n(&lock->owner, __ATOMIC_RELAXED) != me(cd)) {
 		while (!__atomic_compare_exchange_n(
-			&lock->owner, &expect, me(tx), false, __ATOMIC_SEQ_CST,
+			&lock->owner, &expect, me(cd), false, __ATOMIC_SEQ_CST,
 			__ATOMIC_RELAXED)) {
-			if (!tx->irrevocable) {
+			if (!cd->irrevocable) {
 				*cause = BUSY_CAUSE;
 				return NULL;
 			}
-			ltx_serial_wait(&spins); /* for the owner to go */
+			ltx_wait_step(&spins); /* for the owner to go */
 			expect = 0;
 		}
 		/* Irrevocable: keep the owner word, wait for readers to go
 		 * (new ones see the owner and fail). */
-		if (tx->irrevocable) {
-			while (others_read(tx, lock))
-				ltx_serial_wait(&spins);
-		} else if (others_read(tx, lock)) {
+		if (cd->irrevocable) {
+			while (others_read(cd, lock))
+				ltx_wait_step(&spins);
+		} else if (others_read(cd, lock)) {
 			/* Nothing was written under it: relaxed. */
 			__atomic_store_n(&lock->owner, 0, __ATOMIC_RELAXED);
 			*cause = BUSY_CAUSE;
@@ -254,7 +255,7 @@ static struct ltx_wentry *write_lock(struct ltx_tx *tx, uintptr_t line,
 		}
 		taken = true;
 	}
-	w = tx->ws_next++;
+	w = cd->ws_next++;
 	w->line = line;
 	w->orec = taken ? &lock->owner : NULL; /* who releases it */
 	w->old_version = 0;
@@ -264,9 +265,9 @@ static struct ltx_wentry *write_lock(struct ltx_tx *tx, uintptr_t line,
 }
 
 /* The directory's entry for line, or where it goes; NULL: no table yet. */
-static inline struct ltx_line *probe(const struct ltx_tx *tx, uintptr_t line)
+static inline struct ltx_line *probe(const struct ltx_cd *cd, uintptr_t line)
 {
-	return ltx_likely(tx->lines_mask != 0) ? ltx_lines_probe(tx, line)
+	return ltx_likely(cd->lines_mask != 0) ? ltx_lines_probe(cd, line)
 					       : NULL;
 }
 
@@ -274,43 +275,43 @@ static inline struct ltx_line *probe(const struct ltx_tx *tx, uintptr_t line)
  * The write-set entry of addr's line, taking it in E (charging slots and
  * counting the request) unless this transaction has it already.
  */
-static struct ltx_wentry *take(struct ltx_tx *tx, const void *addr,
+static struct ltx_wentry *take(struct ltx_cd *cd, const void *addr,
 			       unsigned *cause)
 {
 	uintptr_t line = (uintptr_t)addr & ~LTX_LINE_MASK;
-	struct ltx_line *e = probe(tx, line);
+	struct ltx_line *e = probe(cd, line);
 	struct ltx_wentry *w;
 
-	if (ltx_likely(e != NULL && ltx_lines_held(tx, e) &&
+	if (ltx_likely(e != NULL && ltx_lines_held(cd, e) &&
 		       (e->state & LTX_LINE_EXCL)))
-		return tx->ws_base + e->widx;
+		return cd->ws_base + e->widx;
 	if (table == NULL) {
 		*cause = NOMEM_CAUSE;
 		return NULL;
 	}
-	*cause = ltx_lines_charge_new(tx, e, line, true, &e);
+	*cause = ltx_lines_charge_new(cd, e, line, true, &e);
 	if (*cause != 0)
 		return NULL;
-	w = write_lock(tx, line, cause);
+	w = write_lock(cd, line, cause);
 	if (w == NULL) {
 		if (*cause == BUSY_CAUSE)
-			tx->stats.bus_busy++;
+			cd->stats->bus_busy++;
 		return NULL;
 	}
 	e->state |= LTX_LINE_EXCL;
-	e->widx = (uint32_t)(w - tx->ws_base);
+	e->widx = (uint32_t)(w - cd->ws_base);
 	return w;
 }
 
-static void vis_begin(struct ltx_tx *tx)
+static void vis_begin(struct ltx_cd *cd)
 {
 	if (ltx_unlikely(__atomic_load_n(&table, __ATOMIC_ACQUIRE) == NULL))
 		pthread_once(&table_once, table_init);
-	tx->limit = 0; /* no fast path: every operation comes here */
-	tx->counted = 0;
+	cd->limit = 0; /* no fast path: every operation comes here */
+	cd->counted = 0;
 }
 
-static uint64_t vis_load(struct ltx_tx *tx, const void *addr, bool excl,
+static uint64_t vis_load(struct ltx_cd *cd, const void *addr, bool excl,
 			 unsigned *cause)
 {
 	uintptr_t line = (uintptr_t)addr & ~LTX_LINE_MASK;
@@ -318,13 +319,13 @@ static uint64_t vis_load(struct ltx_tx *tx, const void *addr, bool excl,
 	struct ltx_wentry *w;
 
 	if (excl) {
-		w = take(tx, addr, cause);
+		w = take(cd, addr, cause);
 		return w != NULL ? ltx_wset_merged_word(w, addr) : 0;
 	}
-	e = probe(tx, line);
-	if (ltx_likely(e != NULL && ltx_lines_held(tx, e))) {
+	e = probe(cd, line);
+	if (ltx_likely(e != NULL && ltx_lines_held(cd, e))) {
 		if (e->state & LTX_LINE_EXCL)
-			return ltx_wset_merged_word(tx->ws_base + e->widx,
+			return ltx_wset_merged_word(cd->ws_base + e->widx,
 						    addr);
 		/* Held in S: nobody can change it under us. */
 		return ltx_load_word((const uint64_t *)addr);
@@ -333,13 +334,13 @@ static uint64_t vis_load(struct ltx_tx *tx, const void *addr, bool excl,
 		*cause = NOMEM_CAUSE;
 		return 0;
 	}
-	*cause = ltx_lines_charge_new(tx, e, line, false, &e);
+	*cause = ltx_lines_charge_new(cd, e, line, false, &e);
 	if (*cause != 0)
 		return 0;
-	*cause = read_lock(tx, lock_of(line));
+	*cause = read_lock(cd, lock_of(line));
 	if (*cause != 0) {
 		if (*cause == BUSY_CAUSE)
-			tx->stats.bus_busy++;
+			cd->stats->bus_busy++;
 		return 0;
 	}
 	e->state |= LTX_LINE_READ;
@@ -347,11 +348,11 @@ static uint64_t vis_load(struct ltx_tx *tx, const void *addr, bool excl,
 	return ltx_load_word((const uint64_t *)addr);
 }
 
-static unsigned vis_store(struct ltx_tx *tx, void *addr, uint64_t val,
+static unsigned vis_store(struct ltx_cd *cd, void *addr, uint64_t val,
 			  unsigned size)
 {
 	unsigned cause = 0;
-	struct ltx_wentry *w = take(tx, addr, &cause);
+	struct ltx_wentry *w = take(cd, addr, &cause);
 
 	if (w != NULL)
 		ltx_wset_buffer(w, addr, val, size);
@@ -359,92 +360,84 @@ static unsigned vis_store(struct ltx_tx *tx, void *addr, uint64_t val,
 }
 
 /* Nothing to check: a conflict dooms the requester when it happens. */
-static unsigned vis_validate(struct ltx_tx *tx)
+static unsigned vis_validate(struct ltx_cd *cd)
 {
 	return 0;
 }
 
 /* Let go of every line: owners first, then reader marks. */
-static void release_locks(struct ltx_tx *tx)
+static void release_locks(struct ltx_cd *cd)
 {
-	for (struct ltx_wentry *w = tx->ws_base; w < tx->ws_next; w++)
+	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++)
 		if (w->orec != NULL)
 			/* Pairs with the next owner's CAS and with readers'
 			 * seq_cst loads of the owner word. */
 			__atomic_store_n(w->orec, 0, __ATOMIC_RELEASE);
-	for (struct ltx_rentry *r = tx->rs_base; r < tx->rs_next; r++) {
+	for (struct ltx_rentry *r = cd->rs_base; r < cd->rs_next; r++) {
 		struct ltx_bytelock *lock = (struct ltx_bytelock *)r->orec;
 
 		/* Pairs with a writer's loads of the reader words: our
 		 * loads of the line happen before its write-back. */
-		if (slotted(tx))
-			__atomic_store_n(&lock->reader[tx->thread_slot], 0,
+		if (slotted(cd))
+			__atomic_store_n(&lock->reader[cd->slot], 0,
 					 __ATOMIC_RELEASE);
 		else
 			__atomic_fetch_sub(&lock->unslotted, 1,
 					   __ATOMIC_RELEASE);
 	}
-	tx->rs_next = tx->rs_base;
-	tx->ws_next = tx->ws_base;
-	ltx_lines_reset(tx);
+	cd->rs_next = cd->rs_base;
+	cd->ws_next = cd->ws_base;
+	ltx_lines_reset(cd);
+}
+
+/* Nothing to check before the commit point: every line is held. */
+static unsigned vis_prepare(struct ltx_cd *cd, uintptr_t *ts)
+{
+	return 0;
 }
 
 /* COMMIT: write the dirty bytes back while every line is still held. */
-static unsigned vis_commit(struct ltx_tx *tx)
+static void vis_publish(struct ltx_cd *cd, uintptr_t ts)
 {
-	if (tx->ws_next != tx->ws_base) {
-		/*
-		 * The commit point of an update (see struct ltx_checkpoint):
-		 * a signal handler may have doomed the transaction up to
-		 * here; from LTX_COMMITTING on it leaves it alone.
-		 */
-		if (ltx_unlikely(
-			    __atomic_load_n(&tx->status, __ATOMIC_RELAXED) !=
-			    LTX_ACTIVE))
-			return __atomic_load_n(&tx->cause, __ATOMIC_RELAXED) |
-			       TM_ABORT_SIGNAL;
-		__atomic_store_n(&tx->status, LTX_COMMITTING, __ATOMIC_RELAXED);
-	}
-	for (struct ltx_wentry *w = tx->ws_base; w < tx->ws_next; w++)
+	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++)
 		if (w->mask != 0) {
 			ltx_wset_write_back(w, w->mask);
-			tx->stats.bus_writeback++;
+			cd->stats->bus_writeback++;
 		}
-	release_locks(tx);
-	return 0;
+	release_locks(cd);
 }
 
-static void vis_release(struct ltx_tx *tx)
+static void vis_release(struct ltx_cd *cd)
 {
-	release_locks(tx);
+	release_locks(cd);
 }
 
 /* Every line read or written is held already: nothing to take. */
-static unsigned vis_make_irrevocable(struct ltx_tx *tx)
+static unsigned vis_make_irrevocable(struct ltx_cd *cd)
 {
 	return 0;
 }
 
-static unsigned vis_line_state(struct ltx_tx *tx, const void *addr)
+static unsigned vis_line_state(struct ltx_cd *cd, const void *addr)
 {
 	struct ltx_line *e =
-		ltx_lines_find(tx, (uintptr_t)addr & ~LTX_LINE_MASK);
+		ltx_lines_find(cd, (uintptr_t)addr & ~LTX_LINE_MASK);
 
 	if (e == NULL || e->state == 0)
 		return LTX_LINE_STATE(TM_EMPTY, 'I');
 	if (e->state & LTX_LINE_EXCL)
 		return LTX_LINE_STATE(TM_XABORT,
-				      tx->ws_base[e->widx].mask ? 'M' : 'E');
+				      cd->ws_base[e->widx].mask ? 'M' : 'E');
 	return LTX_LINE_STATE(TM_NORMAL, 'S');
 }
 
 const struct ltx_cd_ops ltx_cd_visible = {
-	.name = "visible",
 	.begin = vis_begin,
 	.load = vis_load,
 	.store = vis_store,
 	.validate = vis_validate,
-	.commit = vis_commit,
+	.prepare = vis_prepare,
+	.publish = vis_publish,
 	.release = vis_release,
 	/* valid_now: NULL, a live transaction's reads always hold */
 	.make_irrevocable = vis_make_irrevocable,

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
-#include "tx/desc.h"
+#include "cd/cd.h"
 
 /* Turn a LTX_WENTRY_SINGLE entry into the general form (data, mask). */
 static inline void ltx_wset_expand(struct ltx_wentry *w)
@@ -104,9 +104,9 @@ static inline void ltx_wset_write_back(const struct ltx_wentry *w, uint64_t m)
 
 /* ltx_wset_grow: double the write set (entries copied, nothing else
  * changed).  Returns false when out of memory. */
-bool ltx_wset_grow(struct ltx_tx *tx);
+bool ltx_wset_grow(struct ltx_cd *cd);
 
 /* ltx_rset_grow: double the read set.  Returns false when out of memory. */
-bool ltx_rset_grow(struct ltx_tx *tx);
+bool ltx_rset_grow(struct ltx_cd *cd);
 
 #endif /* LTX_CD_WSET_H */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/access.h"
+#include "tx/fast.h"
 #include "itm/itm.h"
 #include "itm/libitm.h"
 
@@ -174,8 +175,8 @@ read_obj(void *dst, const void *src, size_t size, bool excl)
 			size == 8 ? src : (const void *)(p & ~LTX_WORD_MASK);
 		uint64_t x;
 
-		if (ltx_likely(excl ? ltx_inv_fast_load_excl(tx, word, &x)
-				    : ltx_inv_fast_load(tx, word, &x))) {
+		if (ltx_likely(excl ? ltx_tx_fast_load_excl(tx, word, &x)
+				    : ltx_tx_fast_load(tx, word, &x))) {
 			if (size < 8)
 				x >>= (p & LTX_WORD_MASK) * 8;
 			memcpy(dst, &x, size); /* little-endian */
@@ -196,7 +197,7 @@ write_obj(void *dst, const void *src, size_t size)
 		uint64_t x = 0;
 
 		memcpy(&x, src, size);
-		if (ltx_likely(ltx_inv_fast_store(tx, dst, x, (unsigned)size)))
+		if (ltx_likely(ltx_tx_fast_store(tx, dst, x, (unsigned)size)))
 			return;
 	}
 	write_slow(dst, src, size);

@@ -11,6 +11,7 @@
 #include "itm/itm.h"
 #include "itm/libitm.h"
 #include "rt/config.h"
+#include "tx/fast.h"
 #include "tx/tx.h"
 
 /*

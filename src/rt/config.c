@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cd/orec.h"
 #include "rt/alloc.h"
 #include "rt/config.h"
 #include "rt/stats.h"

@@ -9,6 +9,11 @@
 
 #include "rt/backoff.h"
 
+/* LTX_OREC_BITS: log2 of the ownership-record table size (src/cd). */
+#define LTX_OREC_BITS_DEFAULT 16
+#define LTX_OREC_BITS_MIN 4
+#define LTX_OREC_BITS_MAX 28
+
 /* Conflict-detection modes (src/cd). */
 enum ltx_mode {
 	LTX_MODE_INVISIBLE = 0, /* versioned orecs, invisible reads (default) */

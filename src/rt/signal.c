@@ -137,11 +137,11 @@ static int install(int sig, const struct sigaction *app)
  */
 static void doom_from_handler(struct ltx_tx *tx, unsigned cause)
 {
-	if (tx == &ltx_boot_tx || tx == &ltx_refuse_tx || tx->irrevocable)
+	if (tx == &ltx_boot_tx || tx == &ltx_refuse_tx || tx->cd.irrevocable)
 		return;
 	if (__atomic_load_n(&tx->status, __ATOMIC_RELAXED) != LTX_ACTIVE)
 		return;
-	__atomic_store_n(&tx->limit, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&tx->cd.limit, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&tx->cause,
 			 __atomic_load_n(&tx->cause, __ATOMIC_RELAXED) | cause,
 			 __ATOMIC_RELAXED);
@@ -164,11 +164,11 @@ static void sandbox(struct ltx_tx *tx, int sig, ucontext_t *uc)
 		return;
 	st = __atomic_load_n(&tx->status, __ATOMIC_RELAXED);
 	if (ltx_status_idle(st) || st == LTX_COMMITTING ||
-	    tx->checkpoint == NULL || tx->irrevocable)
+	    tx->checkpoint == NULL || tx->cd.irrevocable)
 		return;
 	if (st == LTX_ACTIVE) {
 		ops = ltx_cd_ops_of(tx->mode);
-		if (ops->valid_now == NULL || ops->valid_now(tx))
+		if (ops->valid_now == NULL || ops->valid_now(&tx->cd))
 			return; /* a real bug: let it have its way */
 		doom_from_handler(tx, cause);
 	} else {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cd/invisible.h"
+#include "cd/cd.h"
 #include "rt/alloc.h"
 #include "rt/config.h"
 #include "rt/fence.h"
@@ -577,6 +577,7 @@ static bool take_lines(struct ltx_tx *tx, void *p, size_t size)
 {
 	uintptr_t a = (uintptr_t)p; /* word-aligned, as blocks are */
 	uintptr_t end = (uintptr_t)p + (size & ~(size_t)7);
+	const struct ltx_cd_ops *ops = ltx_cd_ops_of(tx->mode);
 
 	/* LTX of a word of the block in each line: never a byte outside
 	 * (blocks are whole words: ltx_mem_alloc). */
@@ -584,8 +585,8 @@ static bool take_lines(struct ltx_tx *tx, void *p, size_t size)
 		ltx_tx_load(tx, (const void *)a, true);
 		if (status_of(tx) != LTX_ACTIVE)
 			return false;
-		if (tx->mode == LTX_MODE_INVISIBLE)
-			ltx_inv_bump_line(tx, (const void *)a);
+		if (ops->bump_line != NULL)
+			ops->bump_line(&tx->cd, (const void *)a);
 		a = (a & ~LTX_LINE_MASK) + LTX_LINE_SIZE;
 	}
 	return true;

@@ -1,25 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Irrevocable transactions: the serial token (see serial.h). */
-#include <sched.h>
 #include <stddef.h>
 
-#include "arch/arch.h"
+#include "rt/wait.h"
 #include "tx/serial.h"
 
 struct ltx_tx *ltx_serial_owner;
-
-/* Spins before a waiter yields the CPU. */
-#define SPINS_BEFORE_YIELD 256
-
-void ltx_serial_wait(unsigned *spins)
-{
-	if (++*spins < SPINS_BEFORE_YIELD) {
-		ltx_cpu_relax();
-		return;
-	}
-	*spins = 0;
-	sched_yield();
-}
 
 bool ltx_serial_try(struct ltx_tx *tx)
 {
@@ -29,7 +15,7 @@ bool ltx_serial_try(struct ltx_tx *tx)
 	if (!__atomic_compare_exchange_n(&ltx_serial_owner, &none, tx, false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return false;
-	tx->irrevocable = 1;
+	tx->cd.irrevocable = 1;
 	return true;
 }
 
@@ -38,14 +24,14 @@ void ltx_serial_acquire(struct ltx_tx *tx)
 	unsigned spins = 0;
 
 	while (!ltx_serial_try(tx))
-		ltx_serial_wait(&spins);
+		ltx_wait_step(&spins);
 }
 
 void ltx_serial_release(struct ltx_tx *tx)
 {
-	if (!tx->irrevocable)
+	if (!tx->cd.irrevocable)
 		return;
-	tx->irrevocable = 0;
+	tx->cd.irrevocable = 0;
 	/* Pairs with the acquire CAS of the next holder. */
 	__atomic_store_n(&ltx_serial_owner, NULL, __ATOMIC_RELEASE);
 }

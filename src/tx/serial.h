@@ -32,8 +32,4 @@ bool ltx_serial_try(struct ltx_tx *tx);
 /* ltx_serial_release: give the token back if tx holds it (idempotent). */
 void ltx_serial_release(struct ltx_tx *tx);
 
-/* ltx_serial_wait: one step of a wait (spins, then yields the CPU: the
- * thread waited for may be descheduled on a busy machine). */
-void ltx_serial_wait(unsigned *spins);
-
 #endif /* LTX_TX_SERIAL_H */

@@ -23,8 +23,8 @@
 /*
  * What it costs.  Statistics off: the counters that always existed
  * (commits_rw, aborts, causes, backoff) and nothing else; read-only commits
- * are derived (rt/stats.h).  Statistics on: each descriptor keeps one
- * permanent action registered (ltx_stats_arm), which makes tm_commit's
+ * are derived (rt/stats.h).  Statistics on: each descriptor has the slow
+ * bit LTX_SLOW_STATS set (ltx_stats_arm), which makes tm_commit's
  * fast-path test fail, so every commit reaches ltx_tx_commit, which counts
  * it with its histograms; aborts note their site.  No other hot path
  * changes, and nothing here is shared between threads but the seqlock
@@ -46,12 +46,6 @@ void ltx_stats_write_end(struct ltx_tx *tx)
 	__atomic_store_n(&tx->stats_gen, tx->stats_gen + 1, __ATOMIC_RELEASE);
 }
 
-/* The permanent action: never run (run_actions skips actions_keep). */
-static void route_commits(void *arg)
-{
-	(void)arg;
-}
-
 /* Read-only commits of an idle descriptor that did not count them. */
 static uint64_t derived_ro(uint64_t tx_id, const struct ltx_stats *s,
 			   bool in_progress)
@@ -68,8 +62,7 @@ void ltx_stats_arm(struct ltx_tx *tx)
 	if (level == tx->stats_on)
 		return;
 	if (level == LTX_STATS_OFF) {
-		tx->actions_keep = 0;
-		tx->nactions = 0;
+		tx->slow &= ~LTX_SLOW_STATS;
 		tx->stats_on = 0;
 		return;
 	}
@@ -78,17 +71,8 @@ void ltx_stats_arm(struct ltx_tx *tx)
 		if (tx->sites == NULL)
 			return; /* no memory: this thread stays uncounted */
 	}
-	if (tx->actions_keep == 0) {
-		if (tx->actions_cap == 0) {
-			tx->actions = malloc(16 * sizeof(*tx->actions));
-			if (tx->actions == NULL)
-				return;
-			tx->actions_cap = 16;
-		}
-		tx->actions[0] = (struct ltx_action){ route_commits, NULL, 1 };
-		tx->actions_keep = 1;
-		tx->nactions = 1;
-	}
+	/* Every commit takes the full path, which counts it. */
+	tx->slow |= LTX_SLOW_STATS;
 	/* From now on read-only commits are counted, not derived. */
 	ltx_stats_write_begin(tx);
 	tx->stats.commits_ro = derived_ro(tx->tx_id, &tx->stats, false);

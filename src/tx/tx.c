@@ -12,6 +12,7 @@
 #include "cd/lines.h"
 #include "cd/invisible.h"
 #include "cd/orec.h"
+#include "rt/hash.h"
 #include "rt/backoff.h"
 #include "rt/config.h"
 #include "tx/serial.h"
@@ -19,9 +20,6 @@
 #include "tx/mem.h"
 #include "tx/tx.h"
 
-/* Initial log sizes; both double on demand (outside the fast path). */
-#define READ_SET_INITIAL 1024
-#define WRITE_SET_INITIAL 64
 
 __thread struct ltx_tx *ltx_self
 	__attribute__((tls_model("initial-exec"), visibility("default"))) =
@@ -30,22 +28,15 @@ __thread struct ltx_tx *ltx_self
 static uintptr_t boot_orecs[1];
 
 struct ltx_tx ltx_boot_tx = {
-	.limit = 0,
-	.orecs = boot_orecs,
-	.orec_mask = 0,
-	.orec_mul = LTX_OREC_MUL,
 	.status = LTX_IDLE_SLOW,
+	.cd = { .orecs = boot_orecs, .orec_mul = LTX_HASH_MUL },
 };
 
 static uintptr_t refuse_orecs[1];
 
 struct ltx_tx ltx_refuse_tx = {
-	.limit = 0,
-	.orecs = refuse_orecs,
-	.orec_mask = 0,
-	.orec_mul = LTX_OREC_MUL,
 	.status = LTX_IDLE_SLOW,
-	.no_alloc = 1,
+	.cd = { .orecs = refuse_orecs, .orec_mul = LTX_HASH_MUL, .no_alloc = 1 },
 };
 
 /* What a transaction on ltx_refuse_tx reports. */
@@ -124,7 +115,7 @@ void ltx_tx_mode_changed(void)
 	settings_changed();
 	if (tx != &ltx_boot_tx && ltx_status_idle(load_status(tx))) {
 		tx->mode = ltx_config.mode;
-		tx->counted = 0; /* a fast begin leaves it as it is */
+		tx->cd.counted = 0; /* a fast begin leaves it as it is */
 		store_status(tx, idle_status());
 	}
 }
@@ -138,8 +129,8 @@ static void thread_exit(void *arg)
 	/* A thread that ends (or is cancelled) inside a transaction aborts
 	 * it, so none of its lines stays owned. */
 	if (!ltx_status_idle(load_status(tx))) {
-		ops(tx)->release(tx);
-		tx->limit = 0;
+		ops(tx)->release(&tx->cd);
+		tx->cd.limit = 0;
 		tx->cause = 0;
 		store_status(tx, LTX_IDLE_SLOW);
 		run_actions(tx, false);
@@ -182,28 +173,12 @@ static struct ltx_tx *new_descriptor(void)
 	if (posix_memalign((void **)&tx, LTX_LINE_SIZE, sizeof(*tx)))
 		return NULL;
 	memset(tx, 0, sizeof(*tx));
-	tx->rs_base = malloc(READ_SET_INITIAL * sizeof(*tx->rs_base));
-	if (posix_memalign((void **)&tx->ws_base, LTX_LINE_SIZE,
-			   WRITE_SET_INITIAL * sizeof(*tx->ws_base)))
-		tx->ws_base = NULL;
-	if (tx->rs_base == NULL || tx->ws_base == NULL) {
-		free(tx->rs_base);
-		free(tx->ws_base);
+	/* The logs and the directory now, for handler descriptors too. */
+	if (!ltx_cd_init(&tx->cd, &tx->stats)) {
 		free(tx);
 		return NULL;
 	}
-	/* The line directory too, for handler descriptors (no_alloc). */
-	if (!ltx_lines_init(tx)) {
-		free(tx->rs_base);
-		free(tx->ws_base);
-		free(tx);
-		return NULL;
-	}
-	tx->rs_next = tx->rs_base;
-	tx->rs_end = tx->rs_base + READ_SET_INITIAL;
-	tx->ws_next = tx->ws_base;
-	tx->ws_end = tx->ws_base + WRITE_SET_INITIAL;
-	tx->thread_slot = next_slot++;
+	tx->cd.slot = next_slot++;
 	tx->next_all = registry;
 	/* Pairs with the acquire load in ltx_tx_registry. */
 	__atomic_store_n(&registry, tx, __ATOMIC_RELEASE);
@@ -239,30 +214,26 @@ struct ltx_tx *ltx_tx_self(void)
 		if (h != NULL) {
 			h->in_use = 1; /* for good: never a thread's own */
 			h->parent = tx;
-			h->no_alloc = 1;
-			h->orecs = ltx_orec_table;
-			h->orec_mask = ltx_orec_mask;
-			h->orec_mul = LTX_OREC_MUL;
+			h->cd.no_alloc = 1;
+			ltx_cd_attach(&h->cd);
 			h->mode = ltx_config.mode;
 			store_status(h, idle_status());
-			h->rng = ((uint64_t)(uintptr_t)h * LTX_OREC_MUL) | 1;
+			h->rng = ((uint64_t)(uintptr_t)h * LTX_HASH_MUL) | 1;
 			tx->handler_tx = h;
 		}
 	}
 	pthread_mutex_unlock(&registry_lock);
 	if (tx == NULL)
 		return NULL;
-	tx->orecs = ltx_orec_table;
-	tx->orec_mask = ltx_orec_mask;
-	tx->orec_mul = LTX_OREC_MUL;
-	tx->limit = 0;
+	ltx_cd_attach(&tx->cd);
+	tx->cd.limit = 0;
 	tx->cause = 0;
 	tx->end_state = 0;
 	tx->mode = ltx_config.mode;
 	store_status(tx, idle_status()); /* tm_free reads it (tx/mem.c) */
 	tx->checkpoint = NULL;
 	tx->atomic_depth = 0;
-	tx->rng = ((uint64_t)(uintptr_t)tx * LTX_OREC_MUL) ^ ltx_cycles();
+	tx->rng = ((uint64_t)(uintptr_t)tx * LTX_HASH_MUL) ^ ltx_cycles();
 	if (tx->rng == 0)
 		tx->rng = 1;
 	pthread_setspecific(exit_key, tx);
@@ -299,8 +270,8 @@ static void begin(struct ltx_tx *tx)
 	tx->cause = 0;
 	/* Release: as in ltx_inv_fast_begin (cd/invisible.h). */
 	__atomic_store_n(&tx->tx_id, tx->tx_id + 1, __ATOMIC_RELEASE);
-	tx->capacity = ltx_config.capacity;
-	ops(tx)->begin(tx);
+	tx->cd.capacity = ltx_config.capacity;
+	ops(tx)->begin(&tx->cd);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	store_status(tx, LTX_ACTIVE);
 	/* The light side of tm_free's asymmetric fence (rt/fence.h). */
@@ -330,9 +301,9 @@ bool ltx_tx_add_action(struct ltx_tx *tx, void (*fn)(void *), void *arg,
 	if (tx->nactions == tx->actions_cap) {
 		unsigned cap = tx->actions_cap ? 2 * tx->actions_cap : 16;
 		struct ltx_action *a =
-			tx->no_alloc ? NULL
-				     : realloc(tx->actions,
-					       cap * sizeof(*tx->actions));
+			tx->cd.no_alloc ? NULL
+					: realloc(tx->actions,
+						  cap * sizeof(*tx->actions));
 
 		if (a == NULL) {
 			ltx_tx_doom(tx, TM_ABORT_NOMEM | TM_ABORT_CAPACITY);
@@ -343,25 +314,23 @@ bool ltx_tx_add_action(struct ltx_tx *tx, void (*fn)(void *), void *arg,
 	}
 	tx->actions[tx->nactions++] =
 		(struct ltx_action){ fn, arg, on_commit ? 1 : 0 };
+	tx->slow |= LTX_SLOW_ACTIONS;
 	return true;
 }
 
-/*
- * Run the actions for how the transaction ended, and forget them all but
- * the first actions_keep, which stay for every transaction and never run
- * (statistics use them to keep tm_commit off its fast path).
- */
+/* Run the actions for how the transaction ended, and forget them all. */
 static void run_actions(struct ltx_tx *tx, bool committed)
 {
-	unsigned n = tx->nactions, keep = tx->actions_keep;
+	unsigned n = tx->nactions;
 
-	tx->nactions = keep;
+	tx->nactions = 0;
+	tx->slow &= ~LTX_SLOW_ACTIONS;
 	if (committed) {
-		for (unsigned i = keep; i < n; i++)
+		for (unsigned i = 0; i < n; i++)
 			if (tx->actions[i].on_commit)
 				tx->actions[i].fn(tx->actions[i].arg);
 	} else {
-		for (unsigned i = n; i-- > keep;)
+		for (unsigned i = n; i-- > 0;)
 			if (!tx->actions[i].on_commit)
 				tx->actions[i].fn(tx->actions[i].arg);
 	}
@@ -369,18 +338,18 @@ static void run_actions(struct ltx_tx *tx, bool committed)
 
 void ltx_tx_doom(struct ltx_tx *tx, unsigned cause)
 {
-	tx->limit = 0;
+	tx->cd.limit = 0;
 	tx->cause |= cause;
 	store_status(tx, LTX_DOOMED);
 	/* Let go of the lines now: nobody waits on a doomed transaction. */
-	ops(tx)->release(tx);
+	ops(tx)->release(&tx->cd);
 }
 
 /* End a doomed or aborted transaction; back off if it failed by itself. */
 static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 {
-	ops(tx)->release(tx);
-	tx->limit = 0;
+	ops(tx)->release(&tx->cd);
+	tx->cd.limit = 0;
 	tx->last_status = cause;
 	tx->cause = 0;
 	/* Counted before the status turns idle (see ltx_stats_read). */
@@ -448,7 +417,7 @@ static struct ltx_tx *live(struct ltx_tx *tx)
 	default:
 		/* Doomed, perhaps by a signal handler that could not let go of
 		 * the lines itself: release them now (idempotent). */
-		ops(tx)->release(tx);
+		ops(tx)->release(&tx->cd);
 		if (tx->checkpoint != NULL) {
 			finish_abort(tx, tx->cause, true);
 			restart(tx, tx->last_status | TM_ABORT_RETRY);
@@ -466,7 +435,7 @@ uint64_t ltx_tx_load_at(struct ltx_tx *tx, const void *addr, bool excl,
 	tx = live(tx);
 	if (tx == NULL)
 		return 0;
-	x = ops(tx)->load(tx, addr, excl, &cause);
+	x = ops(tx)->load(&tx->cd, addr, excl, &cause);
 	if (ltx_unlikely(cause != 0)) {
 		if (ltx_unlikely(tx->stats_on))
 			ltx_stats_doom(tx, excl ? LTX_SITE_WRITE : LTX_SITE_READ,
@@ -492,7 +461,7 @@ ltx_tx_store_at(struct ltx_tx *tx, void *addr, uint64_t val,
 	tx = live(tx);
 	if (tx == NULL)
 		return;
-	cause = ops(tx)->store(tx, addr, val, size);
+	cause = ops(tx)->store(&tx->cd, addr, val, size);
 	if (ltx_unlikely(cause != 0)) {
 		if (ltx_unlikely(tx->stats_on))
 			ltx_stats_doom(tx, LTX_SITE_WRITE, pc, addr, cause);
@@ -507,19 +476,19 @@ void ltx_tx_store(struct ltx_tx *tx, void *addr, uint64_t val, unsigned size)
 	if (ltx_likely(tx->mode == LTX_MODE_INVISIBLE)) {
 		switch (size) {
 		case 8:
-			if (ltx_inv_fast_store_owned(tx, addr, val, 8))
+			if (ltx_inv_fast_store_owned(&tx->cd, addr, val, 8))
 				return;
 			break;
 		case 4:
-			if (ltx_inv_fast_store_owned(tx, addr, val, 4))
+			if (ltx_inv_fast_store_owned(&tx->cd, addr, val, 4))
 				return;
 			break;
 		case 2:
-			if (ltx_inv_fast_store_owned(tx, addr, val, 2))
+			if (ltx_inv_fast_store_owned(&tx->cd, addr, val, 2))
 				return;
 			break;
 		default:
-			if (ltx_inv_fast_store_owned(tx, addr, val, 1))
+			if (ltx_inv_fast_store_owned(&tx->cd, addr, val, 1))
 				return;
 			break;
 		}
@@ -539,7 +508,7 @@ bool ltx_tx_validate(struct ltx_tx *tx)
 	case LTX_IDLE_SLOW:
 		return true;
 	case LTX_ACTIVE:
-		cause = ops(tx)->validate(tx);
+		cause = ops(tx)->validate(&tx->cd);
 		if (cause == 0)
 			return true;
 		if (ltx_unlikely(tx->stats_on))
@@ -556,82 +525,82 @@ bool ltx_tx_validate(struct ltx_tx *tx)
 }
 
 /*
- * COMMIT of a live transaction.  extras: it has actions to run, or counts
- * statistics (which keep an action registered); the compiler makes one copy
- * of this function with extras and one without, so the common update
- * commit tests nactions once, as before statistics existed.
+ * With statistics on, a read-only commit of the fast paths, counted with
+ * its histograms in one write section.  Returns false (nothing done) for
+ * any other transaction.
  */
-static inline __attribute__((always_inline)) bool
-commit_live(struct ltx_tx *tx, bool extras)
+static bool commit_counted_read_only(struct ltx_tx *tx)
 {
-	bool wrote = tx->ws_next != tx->ws_base;
-	bool counted = extras && tx->stats_on;
-	uint64_t nr = 0, nw = 0;
-	unsigned cause;
+	uint64_t nr = (uint64_t)(tx->cd.rs_next - tx->cd.rs_base);
 
-	if (counted) {
-		nr = (uint64_t)(tx->rs_next - tx->rs_base);
-		nw = (uint64_t)(tx->ws_next - tx->ws_base);
-	}
-	cause = ops(tx)->commit(tx);
-	if (cause == 0) {
-		if (counted)
-			ltx_stats_commit(tx, nr, nw);
-		tx->limit = 0;
-		tx->end_state = 0;
-		tx->cause = 0;
-		store_status(tx, idle_status());
-		if (!counted && wrote)
-			tx->stats.commits_rw++;
-		if (extras && tx->nactions != tx->actions_keep)
-			run_actions(tx, true);
-		return true;
-	}
-	if (counted)
-		ltx_stats_doom(tx, LTX_SITE_COMMIT, 0, NULL, cause);
-	ltx_tx_doom(tx, cause);
-	return false;
-}
-
-/*
- * Out of line, so that the common commit saves no more registers.  With
- * statistics on, read-only commits come here too (see ltx_stats_arm); they
- * are counted at once, without the full commit's calls.
- */
-bool ltx_tx_commit_counted_ro(struct ltx_tx *tx)
-{
-	uint64_t nr, gen;
-
-	if (!(tx->limit != 0 && tx->ws_next == tx->ws_base &&
-	      tx->nactions == tx->actions_keep))
+	if (tx->slow != LTX_SLOW_STATS || !ltx_inv_end_read_only(&tx->cd))
 		return false;
-	nr = (uint64_t)(tx->rs_next - tx->rs_base);
-	gen = tx->stats_gen;
-	/* ltx_stats_write_begin/end, inlined (tx/stats.c). */
-	__atomic_store_n(&tx->stats_gen, gen + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	ltx_stats_write_begin(tx);
 	tx->stats.commits_ro++;
 	tx->stats.retries_hist[ltx_stats_bucket(tx->consec_aborts)]++;
 	tx->stats.reads_hist[ltx_stats_bucket(nr)]++;
 	tx->stats.writes_hist[0]++;
-	__atomic_store_n(&tx->stats_gen, gen + 2, __ATOMIC_RELEASE);
-	tx->rs_next = tx->rs_base;
-	tx->limit = 0;
+	ltx_stats_write_end(tx);
 	tx->end_state = 0;
-	store_status(tx, LTX_IDLE); /* limit != 0: the invisible mode */
+	store_status(tx, LTX_IDLE); /* it had limit != 0: the invisible mode */
 	return true;
 }
 
 /*
- * Out of line, so that the common commit saves no more registers.  With
- * statistics on, read-only commits normally take ltx_tx_commit_counted_ro
- * from tm_commit; the ones that reach here are counted as well.
+ * The commit point of an update: a signal handler may have doomed the
+ * transaction at any instruction up to here (it only flips status from
+ * ACTIVE to DOOMED): honour it now.  From the store of LTX_COMMITTING on it
+ * is too late, the transaction commits, and the handler leaves it alone
+ * (the fault sandbox too: a fault while writing back is a real bug).  A
+ * doom landing between the load and the store is lost, as if the signal
+ * had come just after the commit.
  */
-static __attribute__((noinline)) bool commit_with_extras(struct ltx_tx *tx)
+static bool commit_point(struct ltx_tx *tx)
 {
-	if (tx->stats_on && ltx_tx_commit_counted_ro(tx))
-		return true;
-	return commit_live(tx, true);
+	if (ltx_unlikely(load_status(tx) != LTX_ACTIVE))
+		return false;
+	__atomic_store_n(&tx->status, LTX_COMMITTING, __ATOMIC_RELAXED);
+	return true;
+}
+
+/* COMMIT of a live transaction: publish it, or doom it (false). */
+static bool commit_live(struct ltx_tx *tx)
+{
+	bool inv = tx->mode == LTX_MODE_INVISIBLE;
+	bool wrote = tx->cd.ws_next != tx->cd.ws_base;
+	uint64_t nr = 0, nw = 0;
+	uintptr_t ts = 0;
+	unsigned cause;
+
+	if (ltx_unlikely(tx->slow & LTX_SLOW_STATS)) {
+		nr = (uint64_t)(tx->cd.rs_next - tx->cd.rs_base);
+		nw = (uint64_t)(tx->cd.ws_next - tx->cd.ws_base);
+	}
+	/* The default mode's halves inlined: no indirect calls. */
+	cause = inv ? ltx_inv_prepare(&tx->cd, &ts)
+		    : ops(tx)->prepare(&tx->cd, &ts);
+	if (cause == 0 && wrote && !commit_point(tx))
+		cause = __atomic_load_n(&tx->cause, __ATOMIC_RELAXED) |
+			TM_ABORT_SIGNAL;
+	if (ltx_unlikely(cause != 0)) {
+		if (ltx_unlikely(tx->stats_on))
+			ltx_stats_doom(tx, LTX_SITE_COMMIT, 0, NULL, cause);
+		ltx_tx_doom(tx, cause);
+		return false;
+	}
+	if (ltx_likely(inv))
+		ltx_inv_publish(&tx->cd, ts); /* disarms the fast paths */
+	else
+		ops(tx)->publish(&tx->cd, ts);
+	if (ltx_unlikely(tx->slow & LTX_SLOW_STATS))
+		ltx_stats_commit(tx, nr, nw);
+	else if (wrote)
+		tx->stats.commits_rw++;
+	tx->end_state = 0;
+	store_status(tx, idle_status());
+	if (ltx_unlikely(tx->slow & LTX_SLOW_ACTIONS))
+		run_actions(tx, true);
+	return true;
 }
 
 bool ltx_tx_commit(struct ltx_tx *tx)
@@ -643,12 +612,11 @@ bool ltx_tx_commit(struct ltx_tx *tx)
 	case LTX_IDLE_SLOW:
 		return true;
 	case LTX_ACTIVE:
-		if (ltx_unlikely(tx->nactions != 0)) {
-			if (commit_with_extras(tx))
-				return true;
-		} else if (commit_live(tx, false)) {
+		if (ltx_unlikely(tx->slow == LTX_SLOW_STATS) &&
+		    commit_counted_read_only(tx))
 			return true;
-		}
+		if (commit_live(tx))
+			return true;
 		break;
 	default:
 		break;
@@ -704,7 +672,7 @@ bool ltx_tx_irrevocable(struct ltx_tx *tx)
 		return false;
 	if (load_status(tx) != LTX_ACTIVE)
 		return false;
-	if (tx->irrevocable)
+	if (tx->cd.irrevocable)
 		return true;
 	if (tx->parent != NULL) {
 		/* A handler cannot wait for the transaction it interrupted. */
@@ -714,8 +682,8 @@ bool ltx_tx_irrevocable(struct ltx_tx *tx)
 	/* Holding lines, waiting for the token could deadlock with its
 	 * holder waiting for them: give up instead.  (Lines read hold
 	 * nothing in the invisible mode; in the visible one they are held.) */
-	if (tx->ws_next == tx->ws_base &&
-	    (tx->mode != LTX_MODE_VISIBLE || tx->rs_next == tx->rs_base))
+	if (tx->cd.ws_next == tx->cd.ws_base &&
+	    (tx->mode != LTX_MODE_VISIBLE || tx->cd.rs_next == tx->cd.rs_base))
 		ltx_serial_acquire(tx);
 	else if (!ltx_serial_try(tx)) {
 		ltx_tx_doom(tx, TM_ABORT_CONFLICT | TM_ABORT_RETRY);
@@ -727,8 +695,7 @@ bool ltx_tx_irrevocable(struct ltx_tx *tx)
 		ltx_serial_release(tx);
 		return false;
 	}
-	cause = ops(tx)->make_irrevocable ? ops(tx)->make_irrevocable(tx)
-					  : TM_ABORT_CAPACITY;
+	cause = ops(tx)->make_irrevocable(&tx->cd);
 	if (cause != 0) {
 		ltx_serial_release(tx);
 		ltx_tx_doom(tx, cause);
@@ -744,7 +711,7 @@ unsigned ltx_tx_line_state(struct ltx_tx *tx, const void *addr)
 {
 	if (load_status(tx) != LTX_ACTIVE)
 		return LTX_LINE_STATE(TM_EMPTY, 'I');
-	return ops(tx)->line_state(tx, addr);
+	return ops(tx)->line_state(&tx->cd, addr);
 }
 
 unsigned ltx_tx_status(const struct ltx_tx *tx)

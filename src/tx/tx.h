@@ -79,33 +79,6 @@ unsigned ltx_tx_other_threads(void);
 void ltx_tx_foreach(void (*fn)(struct ltx_tx *tx, void *arg), void *arg);
 
 /*
- * ltx_tx_fast_commit: COMMIT of a live read-only transaction in the
- * invisible mode, where every read was already validated when it was made:
- * just forget the read set.  Returns false when the full commit is needed.
- */
-static inline __attribute__((always_inline)) bool
-ltx_tx_fast_commit(struct ltx_tx *tx)
-{
-	/* limit != 0: live (not doomed) and in the invisible mode. */
-	if (ltx_unlikely(tx->limit == 0 || tx->ws_next != tx->ws_base ||
-			 tx->nactions != 0))
-		return false;
-	tx->rs_next = tx->rs_base;
-	tx->limit = 0;
-	tx->end_state = 0; /* last_status and consec_aborts */
-	/* Release: the reads are over before tm_free sees us idle. */
-	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
-	return true;
-}
-
-/*
- * ltx_tx_commit_counted_ro: with statistics on, COMMIT of a live read-only
- * invisible-mode transaction, counted with its histograms.  Returns false
- * (nothing done) for any other transaction.
- */
-bool ltx_tx_commit_counted_ro(struct ltx_tx *tx);
-
-/*
  * ltx_tx_rollback: end tx's transaction if it is still open (doomed by a
  * signal or a fault), as a failed VALIDATE would: release, abort actions,
  * backoff.  For the code a checkpoint's restart lands in.
