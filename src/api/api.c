@@ -14,7 +14,6 @@
 #include "tx/fast.h"
 #include "rt/alloc.h"
 #include "rt/config.h"
-#include "rt/signal.h"
 #include "tx/stats.h"
 #include "tx/tx.h"
 
@@ -22,7 +21,7 @@ __attribute__((constructor)) static void load_config(void)
 {
 	ltx_config_from_env();
 	ltx_stats_init();
-	ltx_signal_init();
+	ltx_tx_signals_init();
 }
 
 tm_word_t tm_lt(const void *addr)

@@ -11,10 +11,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
-#include "cd/cd.h"
 #include "rt/signal.h"
-#include "tx/desc.h"
-#include "tx/tx.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -45,6 +42,9 @@ struct app_disposition {
 };
 
 static struct app_disposition table[NSIG];
+
+/* The transaction layer's hooks (set once, before any wrapper runs). */
+static struct ltx_signal_hooks hooks;
 static int table_lock;
 
 static void app_get(int sig, struct sigaction *out)
@@ -130,58 +130,6 @@ static int install(int sig, const struct sigaction *app)
 	return real_sigaction(sig, &k, NULL);
 }
 
-/*
- * Doom the thread's transaction from a handler: only limit, cause and
- * status (see desc.h); the lines are released by the next slow path.  An
- * irrevocable transaction is not doomed: it never aborts.
- */
-static void doom_from_handler(struct ltx_tx *tx, unsigned cause)
-{
-	if (tx == &ltx_boot_tx || tx == &ltx_refuse_tx || tx->cd.irrevocable)
-		return;
-	if (__atomic_load_n(&tx->status, __ATOMIC_RELAXED) != LTX_ACTIVE)
-		return;
-	__atomic_store_n(&tx->cd.limit, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&tx->cause,
-			 __atomic_load_n(&tx->cause, __ATOMIC_RELAXED) | cause,
-			 __ATOMIC_RELAXED);
-	/* The interrupted code must see limit 0 before status DOOMED. */
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&tx->status, LTX_DOOMED, __ATOMIC_RELAXED);
-}
-
-/*
- * The fault sandbox: restart tx at its checkpoint if the fault can be
- * blamed on inconsistent data.  Returns only when it cannot.
- */
-static void sandbox(struct ltx_tx *tx, int sig, ucontext_t *uc)
-{
-	const struct ltx_cd_ops *ops;
-	unsigned cause = TM_ABORT_FAULT | TM_ABORT_RETRY | ((unsigned)sig << 24);
-	int st;
-
-	if (tx == &ltx_boot_tx || tx == &ltx_refuse_tx)
-		return;
-	st = __atomic_load_n(&tx->status, __ATOMIC_RELAXED);
-	if (ltx_status_idle(st) || st == LTX_COMMITTING ||
-	    tx->checkpoint == NULL || tx->cd.irrevocable)
-		return;
-	if (st == LTX_ACTIVE) {
-		ops = ltx_cd_ops_of(tx->mode);
-		if (ops->valid_now == NULL || ops->valid_now(&tx->cd))
-			return; /* a real bug: let it have its way */
-		doom_from_handler(tx, cause);
-	} else {
-		__atomic_store_n(&tx->cause,
-				 __atomic_load_n(&tx->cause, __ATOMIC_RELAXED) |
-					 cause,
-				 __ATOMIC_RELAXED);
-	}
-	/* The checkpoint saved no mask: put back the interrupted one. */
-	pthread_sigmask(SIG_SETMASK, &uc->uc_sigmask, NULL);
-	tx->checkpoint->restart(tx->checkpoint, cause);
-}
-
 /* The default action of a fault: restore it and let it happen again. */
 static void default_fault(int sig, const siginfo_t *si)
 {
@@ -200,14 +148,17 @@ static void default_fault(int sig, const siginfo_t *si)
 static void wrapper(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
-	struct ltx_tx *cur = ltx_self, *use;
 	struct sigaction app;
 	bool fault = is_fault_signal(sig) && si != NULL && si->si_code > 0;
+	void *token;
 
-	if (fault)
-		sandbox(cur, sig, uc);
-	doom_from_handler(cur, TM_ABORT_SIGNAL | ((unsigned)sig << 24));
+	/* The transaction layer's say first: a fault it blames on
+	 * inconsistent data restarts a transaction (no return). */
+	if (fault && hooks.fault != NULL)
+		hooks.fault(sig, uc);
 	app_get(sig, &app);
+	token = hooks.enter != NULL ? hooks.enter(sig, is_handler(&app))
+				    : NULL;
 	if (!is_handler(&app)) {
 		/* Only the fault signals are wrapped without a handler. */
 		if (app.sa_handler == SIG_DFL || fault)
@@ -226,29 +177,14 @@ static void wrapper(int sig, siginfo_t *si, void *uc)
 		app_set(sig, &dfl);
 		unlock_table(&saved);
 	}
-	/* Transactions in the handler run on the handler descriptor. */
-	if (cur == &ltx_boot_tx)
-		use = cur;
-	else if (cur->parent == NULL && cur->handler_tx != NULL &&
-		 cur != &ltx_refuse_tx)
-		use = cur->handler_tx;
-	else
-		use = &ltx_refuse_tx;
-	ltx_self = use;
 	errno = saved_errno;
 	if (app.sa_flags & SA_SIGINFO)
 		app.sa_sigaction(sig, si, uc);
 	else
 		app.sa_handler(sig);
 	saved_errno = errno;
-	if (use != cur && use != &ltx_refuse_tx) {
-		/* A transaction the handler left open is abandoned. */
-		use->checkpoint = NULL;
-		use->atomic_depth = 0;
-		ltx_tx_abort(use);
-	}
-	if (cur != &ltx_boot_tx)
-		ltx_self = cur;
+	if (hooks.leave != NULL)
+		hooks.leave(token);
 	errno = saved_errno;
 }
 
@@ -307,11 +243,12 @@ EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
 	return set_handler(sig, h, SA_RESETHAND | SA_NODEFER);
 }
 
-void ltx_signal_init(void)
+void ltx_signal_init(const struct ltx_signal_hooks *h)
 {
 	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE };
 	sigset_t saved;
 
+	hooks = *h;
 	lock_table(&saved);
 	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
 		int sig = faults[i];

@@ -114,4 +114,9 @@ struct ltx_tx *ltx_tx_registry(void);
  * idle descriptor for it. */
 void ltx_tx_mode_changed(void);
 
+/* ltx_tx_signals_init: register what a signal does to a transaction with
+ * the signal wrapper (rt/signal.h) and take over the fault signals.  Run
+ * once, from the library's constructor. */
+void ltx_tx_signals_init(void);
+
 #endif /* LTX_TX_TX_H */
