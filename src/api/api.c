@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api/access.h"
+#include "tx/access.h"
 #include "cd/orec.h"
 #include "tx/fast.h"
 #include "rt/alloc.h"

@@ -119,19 +119,25 @@ static bool extend(struct ltx_cd *cd)
 /*
  * Double the write set.  Locked orecs point at their head entries, so they
  * are repointed at the new copies; they stay locked by us throughout, and
- * other threads only test the lock bit, so relaxed stores suffice.
+ * other threads only test the lock bit (and whether the entry lies in
+ * their own write set), so relaxed stores suffice.  Synchronization: the
+ * old set is freed only after every orec points into the new one.  Until
+ * then no allocation, another thread's new write set included, can be
+ * placed on it, so no thread can find one of our lock words pointing into
+ * its own write set and take our line for its own (owned_head).
  */
 static bool grow_writes(struct ltx_cd *cd)
 {
 	struct ltx_wentry *p;
+	void *old;
 
-	if (!ltx_wset_grow(cd))
+	if (!ltx_wset_grow(cd, &old))
 		return false;
 	for (p = cd->ws_base; p < cd->ws_next; p++)
 		if (p->orec != NULL)
-			__atomic_store_n(p->orec,
-					 ltx_orec_lock_word(p),
+			__atomic_store_n(p->orec, ltx_orec_lock_word(p),
 					 __ATOMIC_RELAXED);
+	free(old);
 	return true;
 }
 
@@ -340,7 +346,7 @@ static uint64_t inv_load(struct ltx_cd *cd, const void *addr, bool excl,
 			continue;
 		}
 		if (cd->rs_next == cd->rs_end &&
-		    (cd->no_alloc || !ltx_rset_grow(cd))) {
+		    !ltx_rset_grow(cd)) {
 			*cause = TM_ABORT_NOMEM | TM_ABORT_CAPACITY;
 			return 0;
 		}

@@ -3,6 +3,7 @@
 #ifndef LTX_CD_LINES_H
 #define LTX_CD_LINES_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -39,6 +40,7 @@ struct ltx_line {
 static inline struct ltx_line *ltx_lines_probe(const struct ltx_cd *cd,
 					       uintptr_t line)
 {
+	assert(cd->lines_mask != 0);
 	uint32_t i = (uint32_t)ltx_hash_index(ltx_hash_line(line, LTX_HASH_MUL),
 					      32, cd->lines_mask);
 

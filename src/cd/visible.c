@@ -134,7 +134,7 @@ static unsigned read_lock(struct ltx_cd *cd, struct ltx_bytelock *lock)
 	uintptr_t owner;
 	unsigned spins = 0;
 
-	if (cd->rs_next == cd->rs_end && (cd->no_alloc || !ltx_rset_grow(cd)))
+	if (cd->rs_next == cd->rs_end && !ltx_rset_grow(cd))
 		return NOMEM_CAUSE;
 	if (slotted(cd)) {
 		uint8_t *mine = &lock->reader[cd->slot];
@@ -226,7 +226,7 @@ static struct ltx_wentry *write_lock(struct ltx_cd *cd, uintptr_t line,
 	bool taken = false;
 	unsigned spins = 0;
 
-	if (cd->ws_next == cd->ws_end && (cd->no_alloc || !ltx_wset_grow(cd))) {
+	if (cd->ws_next == cd->ws_end && !ltx_wset_grow(cd, NULL)) {
 		*cause = NOMEM_CAUSE;
 		return NULL;
 	}

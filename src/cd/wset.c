@@ -1,36 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /* Growing the read and write sets (outside every fast path). */
 #include <stdlib.h>
-#include <string.h>
 
 #include "cd/wset.h"
+#include "rt/array.h"
 
 bool ltx_rset_grow(struct ltx_cd *cd)
 {
-	size_t n = (size_t)(cd->rs_end - cd->rs_base);
+	size_t cap = (size_t)(cd->rs_end - cd->rs_base);
 	size_t used = (size_t)(cd->rs_next - cd->rs_base);
-	struct ltx_rentry *p = realloc(cd->rs_base, 2 * n * sizeof(*p));
 
-	if (p == NULL)
+	if (cd->no_alloc ||
+	    !LTX_ARRAY_RESERVE(&cd->rs_base, &cap, used, used + 1, 1))
 		return false;
-	cd->rs_base = p;
-	cd->rs_next = p + used;
-	cd->rs_end = p + 2 * n;
+	cd->rs_next = cd->rs_base + used;
+	cd->rs_end = cd->rs_base + cap;
 	return true;
 }
 
-bool ltx_wset_grow(struct ltx_cd *cd)
+bool ltx_wset_grow(struct ltx_cd *cd, void **old)
 {
-	size_t n = (size_t)(cd->ws_end - cd->ws_base);
+	size_t cap = (size_t)(cd->ws_end - cd->ws_base);
 	size_t used = (size_t)(cd->ws_next - cd->ws_base);
-	struct ltx_wentry *p;
 
-	if (posix_memalign((void **)&p, LTX_LINE_SIZE, 2 * n * sizeof(*p)))
+	if (cd->no_alloc ||
+	    !ltx_array_reserve((void **)&cd->ws_base, &cap, used, used + 1,
+			       sizeof(*cd->ws_base), 1, LTX_LINE_SIZE, old))
 		return false;
-	memcpy(p, cd->ws_base, used * sizeof(*p));
-	free(cd->ws_base);
-	cd->ws_base = p;
-	cd->ws_next = p + used;
-	cd->ws_end = p + 2 * n;
+	cd->ws_next = cd->ws_base + used;
+	cd->ws_end = cd->ws_base + cap;
 	return true;
 }

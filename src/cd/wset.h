@@ -3,6 +3,7 @@
 #ifndef LTX_CD_WSET_H
 #define LTX_CD_WSET_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -72,6 +73,7 @@ static inline uint64_t ltx_wset_merged_word(const struct ltx_wentry *w,
  */
 static inline void ltx_wset_write_back(const struct ltx_wentry *w, uint64_t m)
 {
+	assert(m != 0);
 	const uint64_t low_bits = 0x0101010101010101ull;
 	uint64_t *line = (uint64_t *)w->line;
 	unsigned first = (unsigned)__builtin_ctzll(m);
@@ -102,11 +104,17 @@ static inline void ltx_wset_write_back(const struct ltx_wentry *w, uint64_t m)
 	} while (m != 0);
 }
 
-/* ltx_wset_grow: double the write set (entries copied, nothing else
- * changed).  Returns false when out of memory. */
-bool ltx_wset_grow(struct ltx_cd *cd);
+/*
+ * ltx_wset_grow: double the write set (entries copied, nothing else
+ * changed).  The old set is not freed but returned in *old, for a caller
+ * whose orecs still point into it (the caller frees it), or freed if old
+ * is NULL.  Returns false when out of memory, and always for a
+ * descriptor that must not allocate (a signal handler's).
+ */
+bool ltx_wset_grow(struct ltx_cd *cd, void **old);
 
-/* ltx_rset_grow: double the read set.  Returns false when out of memory. */
+/* ltx_rset_grow: double the read set.  Returns false when out of memory
+ * or not allowed to allocate. */
 bool ltx_rset_grow(struct ltx_cd *cd);
 
 #endif /* LTX_CD_WSET_H */

@@ -9,35 +9,46 @@
 
 /*
  * Memory allocated in a transaction is freed if it rolls back; memory
- * freed in one is freed only when it commits.  After an ITM_INSTR commit
- * the blocks go to ltx's transactional reclamation (tx/mem.c): each is
- * released, with its own allocator's function, once every transaction
- * that was running at the commit has ended, so none of them can still
- * read it, and the committing thread waits for nobody.  (If there is no
- * memory to track them, it waits for the concurrent ITM transactions to
- * end, ltx_itm_quiesce, and releases them itself.)  The serial modes run
- * alone and release at commit; an irrevocable transaction that cannot
- * cancel, at once.
+ * freed in one is freed only when it commits.  Both are actions of the
+ * ltx transaction (tx.h): an abort action frees an allocation, a commit
+ * action hands a freed block to ltx's transactional reclamation
+ * (tx/mem.c), which releases it, with its own allocator's function, once
+ * every transaction that was running at that commit has ended, so none of
+ * them can still read it, and the committing thread waits for nobody.
+ * Nothing here touches a block the transaction allocated and keeps: once
+ * the transaction has committed, another thread may have freed it.
+ *
+ * Closed nesting unwinds the actions of a cancelled nested transaction
+ * (itm.c).  Outside a transaction, or in one that can no longer roll
+ * back, an allocation is just made; a free in the latter is deferred as
+ * well (a doomed transaction elsewhere may still hold the pointer).
  *
  * The C++ clones call libstdc++'s operators through weak references, so
  * that C programs need no libstdc++; GCC emits them only into C++ code,
  * which has libstdc++ loaded.
  */
-enum alloc_kind {
-	KIND_FREE,	   /* free() */
-	KIND_DELETE,	   /* operator delete(void *) */
-	KIND_DELETE_ARRAY, /* operator delete[](void *) */
-	KIND_DELETE_SIZED, /* operator delete(void *, size_t) */
-};
-
 extern void *_Znwm(size_t) __attribute__((weak));
 extern void *_Znam(size_t) __attribute__((weak));
 extern void *_ZnwmRKSt9nothrow_t(size_t, const void *) __attribute__((weak));
 extern void *_ZnamRKSt9nothrow_t(size_t, const void *) __attribute__((weak));
 extern void _ZdlPv(void *) __attribute__((weak));
 extern void _ZdaPv(void *) __attribute__((weak));
-extern void _ZdlPvm(void *, size_t) __attribute__((weak));
 
+/* Each allocator's release, as an abort action and for reclamation. */
+static void free_block(void *ptr)
+{
+	free(ptr);
+}
+
+static void delete_block(void *ptr)
+{
+	_ZdlPv(ptr);
+}
+
+static void delete_array(void *ptr)
+{
+	_ZdaPv(ptr);
+}
 
 static void release_free(void *ptr, size_t size)
 {
@@ -57,109 +68,49 @@ static void release_delete_array(void *ptr, size_t size)
 	_ZdaPv(ptr);
 }
 
-static void release_delete_sized(void *ptr, size_t size)
+/*
+ * Commit actions: the free takes effect, through the grace period.  The
+ * block is still the transaction's (nobody else frees it before this
+ * runs), so its size can be asked for the figures.  Sized delete is
+ * released unsized: the size is only a hint to the allocator.
+ */
+static void defer_free(void *ptr)
 {
-	_ZdlPvm(ptr, size);
+	ltx_mem_free_foreign(ptr, malloc_usable_size(ptr), release_free);
 }
 
-/* How to release a block of each kind (size: for sized delete only). */
-static void (*const release_fn[])(void *, size_t) = {
-	[KIND_FREE] = release_free,
-	[KIND_DELETE] = release_delete,
-	[KIND_DELETE_ARRAY] = release_delete_array,
-	[KIND_DELETE_SIZED] = release_delete_sized,
-};
-
-void ltx_itm_free_now(void *ptr, size_t size, unsigned kind)
+static void defer_delete(void *ptr)
 {
-	release_fn[kind](ptr, size);
+	ltx_mem_free_foreign(ptr, 0, release_delete);
 }
 
-void ltx_itm_alloc_commit(struct ltx_itm_thread *t, bool concurrent)
+static void defer_delete_array(void *ptr)
 {
-	size_t n = t->allocs_len, i;
-	bool quiesced = false;
-
-	if (!concurrent) {
-		ltx_itm_alloc_finish(t, 0, true);
-		return;
-	}
-	t->allocs_len = 0;
-	for (i = 0; i < n; i++) {
-		const struct ltx_itm_alloc *a = &t->allocs[i];
-		/* The size release needs, else one for the figures. */
-		size_t size = a->kind == KIND_DELETE_SIZED ? a->size
-			      : a->kind == KIND_FREE	   ? malloc_usable_size(a->ptr)
-							   : 0;
-
-		if (!a->on_commit ||
-		    ltx_mem_defer_foreign(a->ptr, size, release_fn[a->kind]))
-			continue;
-		if (!quiesced) {
-			ltx_itm_quiesce(t);
-			quiesced = true;
-		}
-		ltx_itm_free_now(a->ptr, a->size, a->kind);
-	}
+	ltx_mem_free_foreign(ptr, 0, release_delete_array);
 }
 
-void ltx_itm_alloc_record(struct ltx_itm_thread *t, void *ptr, size_t size,
-			  unsigned kind, bool on_commit)
+/* A block allocated: freed again if the transaction rolls back. */
+static void *allocated(void *p, void (*undo)(void *))
 {
-	if (t->allocs_len == t->allocs_cap) {
-		size_t cap = t->allocs_cap ? 2 * t->allocs_cap : 32;
-		struct ltx_itm_alloc *p = realloc(t->allocs, cap * sizeof(*p));
+	struct ltx_itm_thread *t = ltx_itm_state();
 
-		if (p == NULL)
-			ltx_itm_fatal("no memory for the allocation log");
-		t->allocs = p;
-		t->allocs_cap = cap;
-	}
-	t->allocs[t->allocs_len++] = (struct ltx_itm_alloc){
-		ptr, size, (uint8_t)kind, (uint8_t)on_commit
-	};
-}
-
-void ltx_itm_alloc_finish(struct ltx_itm_thread *t, size_t from,
-			  bool committed)
-{
-	size_t n = t->allocs_len;
-
-	t->allocs_len = from;
-	for (size_t i = from; i < n; i++)
-		if (t->allocs[i].on_commit == committed)
-			ltx_itm_free_now(t->allocs[i].ptr, t->allocs[i].size,
-					 t->allocs[i].kind);
-}
-
-/* Whether the caller's transaction might still roll back. */
-static bool revocable(const struct ltx_itm_thread *t)
-{
-	return t != NULL && t->depth != 0 &&
-	       (t->mode != ITM_SERIAL_IRR || t->nests_len != 0);
-}
-
-static void *allocated(void *p, unsigned kind)
-{
-	struct ltx_itm_thread *t = ltx_itm_self;
-
-	if (p != NULL && revocable(t))
-		ltx_itm_alloc_record(t, p, 0, kind, false);
+	if (p != NULL && ltx_itm_revocable(t))
+		ltx_itm_on_end(t, undo, p, false);
 	return p;
 }
 
-static void release(void *p, size_t size, unsigned kind)
+/* A block freed in a transaction: released after it commits. */
+static void release(void *p, void (*now)(void *), void (*defer)(void *))
 {
-	struct ltx_itm_thread *t = ltx_itm_self;
+	struct ltx_itm_thread *t = ltx_itm_state();
 
 	if (p == NULL)
 		return;
-	if (!revocable(t)) {
-		ltx_itm_free_now(p, size, kind);
+	if (t == NULL || t->depth == 0) {
+		now(p);
 		return;
 	}
-	ltx_itm_alloc_record(t, p, size, kind, true);
-	t->frees_pending = true;
+	ltx_itm_on_end(t, defer, p, true);
 }
 
 static void *need(void *(*fn)(size_t), size_t size)
@@ -169,78 +120,88 @@ static void *need(void *(*fn)(size_t), size_t size)
 	return fn(size);
 }
 
+static void need_delete(const void *fn)
+{
+	if (fn == NULL)
+		ltx_itm_fatal("C++ deallocation without libstdc++");
+}
+
 #pragma GCC visibility push(default)
 
 void *_ITM_malloc(size_t size)
 {
-	return allocated(malloc(size), KIND_FREE);
+	return allocated(malloc(size), free_block);
 }
 
 void *_ITM_calloc(size_t nmemb, size_t size)
 {
-	return allocated(calloc(nmemb, size), KIND_FREE);
+	return allocated(calloc(nmemb, size), free_block);
 }
 
 void _ITM_free(void *ptr)
 {
-	release(ptr, 0, KIND_FREE);
+	release(ptr, free_block, defer_free);
 }
 
 void *_ZGTtnwm(size_t size)
 {
-	return allocated(need(_Znwm, size), KIND_DELETE);
+	return allocated(need(_Znwm, size), delete_block);
 }
 
 void *_ZGTtnam(size_t size)
 {
-	return allocated(need(_Znam, size), KIND_DELETE_ARRAY);
+	return allocated(need(_Znam, size), delete_array);
 }
 
 void *_ZGTtnwmRKSt9nothrow_t(size_t size, const void *nt)
 {
 	if (_ZnwmRKSt9nothrow_t == NULL)
 		ltx_itm_fatal("C++ allocation without libstdc++");
-	return allocated(_ZnwmRKSt9nothrow_t(size, nt), KIND_DELETE);
+	return allocated(_ZnwmRKSt9nothrow_t(size, nt), delete_block);
 }
 
 void *_ZGTtnamRKSt9nothrow_t(size_t size, const void *nt)
 {
 	if (_ZnamRKSt9nothrow_t == NULL)
 		ltx_itm_fatal("C++ allocation without libstdc++");
-	return allocated(_ZnamRKSt9nothrow_t(size, nt), KIND_DELETE_ARRAY);
+	return allocated(_ZnamRKSt9nothrow_t(size, nt), delete_array);
 }
 
 void _ZGTtdlPv(void *ptr)
 {
-	release(ptr, 0, KIND_DELETE);
+	need_delete((const void *)_ZdlPv);
+	release(ptr, delete_block, defer_delete);
 }
 
 void _ZGTtdaPv(void *ptr)
 {
-	release(ptr, 0, KIND_DELETE_ARRAY);
+	need_delete((const void *)_ZdaPv);
+	release(ptr, delete_array, defer_delete_array);
 }
 
 void _ZGTtdlPvRKSt9nothrow_t(void *ptr, const void *nt)
 {
 	(void)nt;
-	release(ptr, 0, KIND_DELETE);
+	_ZGTtdlPv(ptr);
 }
 
 void _ZGTtdaPvRKSt9nothrow_t(void *ptr, const void *nt)
 {
 	(void)nt;
-	release(ptr, 0, KIND_DELETE_ARRAY);
+	_ZGTtdaPv(ptr);
 }
 
 void _ZGTtdlPvm(void *ptr, size_t size)
 {
-	release(ptr, size, KIND_DELETE_SIZED);
+	(void)size;
+	_ZGTtdlPv(ptr);
 }
 
 void _ZGTtdlPvmRKSt9nothrow_t(void *ptr, size_t size, const void *nt)
 {
+	(void)size;
 	(void)nt;
-	release(ptr, size, KIND_DELETE_SIZED);
+	_ZGTtdlPv(ptr);
 }
 
 #pragma GCC visibility pop

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "api/access.h"
+#include "tx/access.h"
 #include "tx/fast.h"
 #include "itm/itm.h"
 #include "itm/libitm.h"
@@ -26,7 +26,7 @@
 
 static struct ltx_itm_thread *thread(void)
 {
-	struct ltx_itm_thread *t = ltx_itm_self;
+	struct ltx_itm_thread *t = ltx_itm_state();
 
 	return t != NULL ? t : ltx_itm_thread_get();
 }
@@ -64,12 +64,12 @@ load_bytes(struct ltx_itm_thread *t, void *dst, const void *src, size_t n,
 }
 
 /* Whether [a, a + n) lies on this thread's stack. */
-static inline bool on_stack(const struct ltx_itm_thread *t, const void *a,
-			    size_t n)
+static inline bool on_stack(const void *a, size_t n)
 {
-	uintptr_t p = (uintptr_t)a, span = t->stack_hi - t->stack_lo;
+	const struct ltx_tx *tx = ltx_self;
+	uintptr_t p = (uintptr_t)a, span = tx->stack_span;
 
-	return p - t->stack_lo < span && p + n - t->stack_lo <= span;
+	return p - tx->stack_lo < span && p + n - tx->stack_lo <= span;
 }
 
 /*
@@ -93,7 +93,7 @@ stack_store(struct ltx_itm_thread *t, void *dst, const void *src, size_t n)
 static __attribute__((noinline)) void
 store_bytes(struct ltx_itm_thread *t, void *dst, const void *src, size_t n)
 {
-	if (on_stack(t, dst, n)) {
+	if (on_stack(dst, n)) {
 		stack_store(t, dst, src, n);
 		return;
 	}
@@ -147,7 +147,7 @@ write_slow(void *dst, const void *src, size_t size)
 		serial_store(t, dst, src, size);
 		return;
 	}
-	if (size <= 8 && (p & (size - 1)) == 0 && !on_stack(t, dst, size)) {
+	if (size <= 8 && (p & (size - 1)) == 0 && !on_stack(dst, size)) {
 		uint64_t x = 0;
 
 		memcpy(&x, src, size);
@@ -158,18 +158,22 @@ write_slow(void *dst, const void *src, size_t size)
 }
 
 /*
- * The fast paths: an ITM_INSTR transaction (ltx_itm_fast.tx set) and a
- * naturally aligned object of at most 8 bytes, off this thread's stack
- * for a store; the rest, including whatever ltx's inline paths decline,
- * goes to the slow paths above, which start over from the mode.
+ * The fast paths: a naturally aligned object of at most 8 bytes, off this
+ * thread's stack for a store, in the ltx transaction of an ITM_INSTR one;
+ * the rest, including whatever ltx's inline paths decline, goes to the
+ * slow paths above, which start over from the mode.  The descriptor is
+ * all the fast paths need to know: while a GCC transaction runs, its ltx
+ * transaction is open (begun at _ITM_beginTransaction), so they never
+ * begin one, and in the serial modes it runs alone with limit 0, so they
+ * always decline.
  */
 static inline __attribute__((always_inline)) void
 read_obj(void *dst, const void *src, size_t size, bool excl)
 {
-	struct ltx_tx *tx = ltx_itm_fast.tx;
+	struct ltx_tx *tx = ltx_self;
 	uintptr_t p = (uintptr_t)src;
 
-	if (ltx_likely(tx != NULL) && size <= 8 && (p & (size - 1)) == 0) {
+	if (size <= 8 && (p & (size - 1)) == 0) {
 		/* (For 8 bytes the compiler cannot tell that p is the word.) */
 		const void *word =
 			size == 8 ? src : (const void *)(p & ~LTX_WORD_MASK);
@@ -189,11 +193,11 @@ read_obj(void *dst, const void *src, size_t size, bool excl)
 static inline __attribute__((always_inline)) void
 write_obj(void *dst, const void *src, size_t size)
 {
-	struct ltx_tx *tx = ltx_itm_fast.tx;
+	struct ltx_tx *tx = ltx_self;
 	uintptr_t p = (uintptr_t)dst;
 
-	if (ltx_likely(tx != NULL) && size <= 8 && (p & (size - 1)) == 0 &&
-	    p - ltx_itm_fast.stack_lo >= ltx_itm_fast.stack_span) {
+	if (size <= 8 && (p & (size - 1)) == 0 &&
+	    p - tx->stack_lo >= tx->stack_span) {
 		uint64_t x = 0;
 
 		memcpy(&x, src, size);

@@ -98,7 +98,7 @@ void *_ITM_getTMCloneOrIrrevocable(void *fn)
 		return clone;
 	/* No safe version: the original may do anything, so run it alone
 	 * and never roll back. */
-	t = ltx_itm_self;
+	t = ltx_itm_state();
 	if (t != NULL && t->depth != 0)
 		ltx_itm_go_irrevocable(t);
 	return fn;

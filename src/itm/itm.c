@@ -1,32 +1,42 @@
 /* SPDX-License-Identifier: MIT */
 /* libitm ABI: transaction control (begin, commit, abort, restart, modes). */
+#define _GNU_SOURCE
 #include "config.h"
 
 #include <ltx/tm.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "itm/itm.h"
 #include "itm/libitm.h"
+#include "rt/array.h"
 #include "rt/config.h"
 #include "tx/fast.h"
 #include "tx/tx.h"
 
 /*
- * How a GCC transaction runs on ltx.
+ * How a GCC transaction runs on ltx: every one is an ltx transaction of
+ * the thread's descriptor, so GCC and tm_* transactions are the same kind
+ * of thing to the engine (one registry, one serial token, one action list,
+ * one set of grace periods).  This file translates the ABI onto it.
  *
  * Outermost begin picks a mode:
  *   ITM_SERIAL_IRR  if the code must run irrevocably (pr_doesGoIrrevocable,
- *                   no instrumented code path), after too many restarts, or
- *                   while this is the only thread that uses the ABI and the
- *                   transaction cannot cancel (pr_hasNoAbort): then the
+ *                   no instrumented code path), or while no other thread
+ *                   holds a descriptor and the transaction cannot cancel
+ *                   (pr_hasNoAbort): an exclusive ltx transaction
+ *                   (tx/serial.h: no other transaction runs), and the
  *                   uninstrumented code path runs, as fast as plain code.
- *   ITM_SERIAL      the only thread, but the transaction may cancel; or a
- *                   cancellable transaction nests inside (closed nesting is
- *                   done by restarting the outermost one this way).
- *   ITM_INSTR       otherwise: an ltx transaction; barriers are LT/LTX/ST.
+ *   ITM_SERIAL      exclusive too, but the transaction may cancel: direct
+ *                   access with an undo log; also how closed nesting runs
+ *                   (by restarting the outermost transaction this way).
+ *   ITM_INSTR       otherwise: an ordinary ltx transaction; barriers are
+ *                   LT/LTX/ST.  One that keeps failing becomes irrevocable
+ *                   by the engine's own fallback (LTX_SERIAL_AFTER), still
+ *                   instrumented, beside the others.
  * The uninstrumented code path is returned only in ITM_SERIAL_IRR with
  * pr_hasNoAbort: GCC tail-calls the commit from that path and emits the
  * cancel there too, so that path must never be restarted or cancelled.
@@ -36,16 +46,98 @@
  * restarting early keeps zombie code short (its loads return 0).
  */
 
-#define MAX_RESTARTS 100
+static uint64_t next_id = 2; /* _ITM_noTransactionId is 1 */
 
-static uint64_t next_id = 2;	/* _ITM_noTransactionId is 1 */
+void ltx_itm_fatal(const char *why)
+{
+	fprintf(stderr, "ltx: libitm ABI: %s\n", why);
+	abort();
+}
+
+/* The calling thread's stack (barrier.c says why it must be known). */
+static void stack_bounds(struct ltx_tx *tx)
+{
+	pthread_attr_t attr;
+	void *addr = NULL;
+	size_t size = 0;
+
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		if (pthread_attr_getstack(&attr, &addr, &size) != 0)
+			addr = NULL;
+		pthread_attr_destroy(&attr);
+	}
+	if (addr == NULL)
+		ltx_itm_fatal("cannot find this thread's stack");
+	tx->stack_lo = (uintptr_t)addr;
+	tx->stack_span = size;
+}
+
+/*
+ * tx's state for the thread that holds it now: made on first use, and
+ * made fresh when another thread took the descriptor (the buffers and
+ * counters stay).  A handler descriptor shares its thread's stack.
+ */
+static struct ltx_itm_thread *fresh_state(struct ltx_tx *tx)
+{
+	struct ltx_itm_thread *t = tx->frontend;
+
+	if (t == NULL) {
+		/* In a signal handler only if the thread never ran a GCC
+		 * transaction before (malloc: see ltx(7), SIGNALS). */
+		t = calloc(1, sizeof(*t));
+		if (t == NULL)
+			ltx_itm_fatal("no memory for the thread state");
+		tx->frontend = t;
+	}
+	t->mode = ITM_NONE;
+	t->depth = 0;
+	t->undo_len = 0;
+	t->nests_len = 0;
+	t->want_serial = false;
+	t->want_irrevocable = false;
+	t->id = 0;
+	t->cxa_unthrown = NULL;
+	t->eh_in_flight = NULL;
+	t->cxa_catch_count = 0;
+	if (tx->parent != NULL && tx->parent->stack_span != 0) {
+		tx->stack_lo = tx->parent->stack_lo;
+		tx->stack_span = tx->parent->stack_span;
+	} else {
+		stack_bounds(tx);
+	}
+	t->takes = tx->takes;
+	return t;
+}
+
+struct ltx_itm_thread *ltx_itm_thread_get(void)
+{
+	struct ltx_tx *tx = ltx_self;
+	struct ltx_itm_thread *t;
+
+	if (ltx_unlikely(tx == &ltx_boot_tx)) {
+		tx = ltx_tx_self();
+		if (tx == NULL)
+			ltx_itm_fatal("no memory for a transaction descriptor");
+	}
+	if (ltx_unlikely(tx == &ltx_refuse_tx))
+		ltx_itm_fatal("a GCC transaction in a signal handler that "
+			      "interrupted another handler (not supported)");
+	t = tx->frontend;
+	if (ltx_likely(t != NULL && t->takes == tx->takes))
+		return t;
+	t = fresh_state(tx);
+	/* Its handler descriptor's state too, now, outside any handler. */
+	if (tx->handler_tx != NULL)
+		(void)fresh_state(tx->handler_tx);
+	return t;
+}
 
 static bool single_thread_serial(void)
 {
-	/* The serial modes do not exclude tm_* transactions: while another
-	 * thread has used those, run instrumented (see ltx(7)). */
+	/* Alone, a transaction may as well run uninstrumented: the
+	 * exclusive token costs no fence then, and a thread that begins
+	 * meanwhile waits for it (tx/serial.h). */
 	return __atomic_load_n(&ltx_config.itm_serial, __ATOMIC_RELAXED) &&
-	       __atomic_load_n(&ltx_itm_live_threads, __ATOMIC_RELAXED) == 1 &&
 	       ltx_tx_other_threads() == 0;
 }
 
@@ -65,52 +157,46 @@ static uint32_t irrevocable_path(uint32_t prop)
  */
 static void checkpoint_restart(struct ltx_checkpoint *cp, unsigned cause)
 {
+	struct ltx_itm_thread *t = cp->arg;
+
 	(void)cause;
-	ltx_itm_restart(cp->arg);
+	/* commit_outermost had already marked the transaction over. */
+	t->mode = ITM_INSTR;
+	ltx_itm_restart(t);
 }
 
-/* Stop the ltx layer from restarting us: we are about to end or abort
- * the ltx transaction ourselves. */
-static struct ltx_tx *disarm(void)
+/* Begin the ltx transaction of the outermost one in mode; returns its
+ * code path. */
+static uint32_t enter(struct ltx_itm_thread *t, int mode)
 {
 	struct ltx_tx *tx = ltx_self;
 
-	tx->checkpoint = NULL;
-	ltx_itm_fast.tx = NULL; /* the barriers now look at the mode */
-	return tx;
-}
-
-/* Enter mode for the outermost transaction; returns its code path. */
-static uint32_t enter(struct ltx_itm_thread *t, int mode)
-{
 	t->mode = mode;
 	t->log_writes = mode == ITM_SERIAL;
 	t->stats.begins[mode]++;
-	switch (mode) {
-	case ITM_INSTR: {
-		struct ltx_tx *tx = ltx_tx_self();
-
-		if (tx == NULL)
-			ltx_itm_fatal("no memory for a transaction descriptor");
-		ltx_itm_shared_enter(t);
+	if (mode == ITM_INSTR) {
+		ltx_tx_begin(tx);
 		t->cp.restart = checkpoint_restart;
 		t->cp.arg = t;
 		tx->checkpoint = &t->cp;
-		ltx_itm_fast.tx = tx;
 		return ITM_A_INSTRUMENTED;
 	}
-	case ITM_SERIAL:
-		ltx_itm_serial_enter(t);
+	if (!ltx_status_idle(__atomic_load_n(&tx->status, __ATOMIC_RELAXED))) {
+		/* Inside an open tm_* transaction: it must become one that
+		 * runs alone, in place (nothing can restart it from here). */
+		if (!ltx_tx_become_exclusive(tx))
+			ltx_itm_fatal("a GCC transaction that must run alone "
+				      "inside a tm_* transaction that cannot");
+	} else {
+		ltx_tx_begin_exclusive(tx);
+	}
+	if (mode == ITM_SERIAL)
 		return ITM_A_INSTRUMENTED;
-	default: {
-		uint32_t path = irrevocable_path(t->prop);
-
-		ltx_itm_serial_enter(t);
-		if (path == ITM_A_UNINSTRUMENTED)
-			t->stats.uninstrumented++;
-		return path;
+	if (irrevocable_path(t->prop) == ITM_A_UNINSTRUMENTED) {
+		t->stats.uninstrumented++;
+		return ITM_A_UNINSTRUMENTED;
 	}
-	}
+	return ITM_A_INSTRUMENTED;
 }
 
 static int choose_mode(struct ltx_itm_thread *t)
@@ -118,7 +204,7 @@ static int choose_mode(struct ltx_itm_thread *t)
 	uint32_t prop = t->prop;
 
 	if (t->want_irrevocable || (prop & ITM_PR_GOES_IRREVOCABLE) ||
-	    !(prop & ITM_PR_INSTRUMENTED) || t->restarts > MAX_RESTARTS)
+	    !(prop & ITM_PR_INSTRUMENTED))
 		return ITM_SERIAL_IRR;
 	if (t->want_serial)
 		return ITM_SERIAL;
@@ -128,31 +214,6 @@ static int choose_mode(struct ltx_itm_thread *t)
 	return ITM_INSTR;
 }
 
-/* Leave the current mode's lock. */
-static void leave(struct ltx_itm_thread *t)
-{
-	if (t->mode == ITM_INSTR)
-		ltx_itm_shared_exit(t);
-	else
-		ltx_itm_serial_exit();
-}
-
-static void run_actions(struct ltx_itm_thread *t, size_t from, bool committed)
-{
-	size_t n = t->actions_len;
-
-	t->actions_len = from;
-	if (committed) {
-		for (size_t i = from; i < n; i++)
-			if (t->actions[i].on_commit)
-				t->actions[i].fn(t->actions[i].arg);
-	} else {
-		for (size_t i = n; i-- > from;)
-			if (!t->actions[i].on_commit)
-				t->actions[i].fn(t->actions[i].arg);
-	}
-}
-
 /*
  * Copy the undo log back, newest first, down to length from.  Records for
  * the stack below cfa are skipped: those frames (of functions called in
@@ -160,6 +221,7 @@ static void run_actions(struct ltx_itm_thread *t, size_t from, bool committed)
  */
 static void undo_to(struct ltx_itm_thread *t, size_t from, uintptr_t cfa)
 {
+	uintptr_t stack_lo = ltx_self->stack_lo;
 	size_t pos = t->undo_len;
 
 	while (pos > from) {
@@ -171,7 +233,7 @@ static void undo_to(struct ltx_itm_thread *t, size_t from, uintptr_t cfa)
 		memcpy(&len, t->undo + pos + sizeof(addr), sizeof(len));
 		padded = (len + 7) & ~(size_t)7;
 		pos -= padded;
-		if (addr + len <= t->stack_lo || addr >= cfa)
+		if (addr + len <= stack_lo || addr >= cfa)
 			memcpy((void *)addr, t->undo + pos, len);
 	}
 	t->undo_len = from;
@@ -183,18 +245,9 @@ void ltx_itm_log(struct ltx_itm_thread *t, const void *addr, size_t size)
 	size_t need = t->undo_len + padded + 2 * sizeof(uintptr_t);
 	uintptr_t a = (uintptr_t)addr;
 
-	if (need > t->undo_cap) {
-		size_t cap = t->undo_cap ? 2 * t->undo_cap : 4096;
-		unsigned char *p;
-
-		while (cap < need)
-			cap *= 2;
-		p = realloc(t->undo, cap);
-		if (p == NULL)
-			ltx_itm_fatal("no memory for the undo log");
-		t->undo = p;
-		t->undo_cap = cap;
-	}
+	if (!LTX_ARRAY_RESERVE(&t->undo, &t->undo_cap, t->undo_len, need,
+			       4096))
+		ltx_itm_fatal("no memory for the undo log");
 	memcpy(t->undo + t->undo_len, addr, size);
 	t->undo_len += padded;
 	memcpy(t->undo + t->undo_len, &a, sizeof(a));
@@ -202,53 +255,49 @@ void ltx_itm_log(struct ltx_itm_thread *t, const void *addr, size_t size)
 	t->undo_len += 2 * sizeof(uintptr_t);
 }
 
-/* Undo everything the transaction did outside ltx, down to the lengths
- * of nest n (or all of it), for a return to a checkpoint at cfa. */
-static void rollback_logs(struct ltx_itm_thread *t, const struct ltx_itm_nest *n,
-			  uintptr_t cfa)
-{
-	undo_to(t, n ? n->undo_len : 0, cfa);
-	ltx_itm_alloc_finish(t, n ? n->allocs_len : 0, false);
-	run_actions(t, n ? n->actions_len : 0, false);
-	if (n == NULL)
-		ltx_itm_eh_rollback(t);
-}
-
-/* The outermost transaction is over (committed or rolled back). */
+/* The outermost transaction is over for the ABI (committed, or rolled
+ * back): what its abort or commit actions may begin is a new one. */
 static void finish(struct ltx_itm_thread *t)
 {
 	t->undo_len = 0;
 	t->nests_len = 0;
 	t->depth = 0;
 	t->mode = ITM_NONE;
-	ltx_itm_fast.tx = NULL;
 	t->id = 0;
+}
+
+/*
+ * Roll the whole transaction back: its direct writes (the undo log, while
+ * it still runs alone), then the ltx transaction, whose abort actions
+ * undo allocations and run the user's undo actions.
+ */
+static void roll_back(struct ltx_itm_thread *t)
+{
+	struct ltx_tx *tx = ltx_self;
+	bool doomed = __atomic_load_n(&tx->status, __ATOMIC_RELAXED) ==
+		      LTX_DOOMED;
+
+	tx->checkpoint = NULL;
+	undo_to(t, 0, t->jb.cfa);
+	ltx_itm_eh_rollback(t);
+	finish(t);
+	/* A doomed one ends with backoff; a live one (a restart we chose,
+	 * or a cancel) without. */
+	if (doomed)
+		ltx_tx_rollback(tx);
+	else
+		ltx_tx_abort(tx);
 }
 
 void ltx_itm_restart(struct ltx_itm_thread *t)
 {
-	struct ltx_tx *tx;
 	uint32_t path;
 
 	if (t->mode == ITM_SERIAL_IRR)
 		ltx_itm_fatal("an irrevocable transaction cannot restart");
-	if (t->mode == ITM_INSTR) {
-		tx = disarm();
-		/* Ends a doomed transaction with backoff; a live one (a
-		 * restart we chose) without. */
-		if (__atomic_load_n(&tx->status, __ATOMIC_RELAXED) ==
-		    LTX_DOOMED)
-			ltx_tx_rollback(tx);
-		else
-			ltx_tx_abort(tx);
-	}
-	rollback_logs(t, NULL, t->jb.cfa);
-	leave(t);
+	roll_back(t);
 	t->stats.restarts++;
-	t->restarts++;
-	t->nests_len = 0;
 	t->depth = 1;
-	t->frees_pending = false;
 	path = enter(t, choose_mode(t));
 	t->want_serial = false;
 	t->want_irrevocable = false;
@@ -273,16 +322,13 @@ static inline void copy_checkpoint(struct ltx_itm_jmpbuf *to,
 
 uint32_t ltx_itm_begin(uint32_t prop, const struct ltx_itm_jmpbuf *jb)
 {
-	struct ltx_itm_thread *t = ltx_itm_self;
+	struct ltx_itm_thread *t = ltx_itm_thread_get();
 	struct ltx_itm_nest *n;
 
-	if (ltx_unlikely(t == NULL))
-		t = ltx_itm_thread_get();
 	if (ltx_likely(t->depth == 0)) {
 		t->depth = 1;
 		t->prop = prop;
 		copy_checkpoint(&t->jb, jb);
-		t->restarts = 0;
 		return enter(t, choose_mode(t)) | ITM_A_SAVE_LIVE;
 	}
 	t->depth++;
@@ -302,24 +348,16 @@ uint32_t ltx_itm_begin(uint32_t prop, const struct ltx_itm_jmpbuf *jb)
 	 * undo log, which only the serial modes keep. */
 	if (t->mode == ITM_INSTR) {
 		t->want_serial = true;
-		t->restarts--; /* not a conflict */
 		ltx_itm_restart(t);
 	}
-	if (t->nests_len == t->nests_cap) {
-		unsigned cap = t->nests_cap ? 2 * t->nests_cap : 8;
-		struct ltx_itm_nest *p = realloc(t->nests, cap * sizeof(*p));
-
-		if (p == NULL)
-			ltx_itm_fatal("no memory for a nested transaction");
-		t->nests = p;
-		t->nests_cap = cap;
-	}
+	if (!LTX_ARRAY_RESERVE(&t->nests, &t->nests_cap, t->nests_len,
+			       t->nests_len + 1, 8))
+		ltx_itm_fatal("no memory for a nested transaction");
 	n = &t->nests[t->nests_len++];
 	copy_checkpoint(&n->jb, jb);
 	n->depth = t->depth;
 	n->undo_len = t->undo_len;
-	n->allocs_len = t->allocs_len;
-	n->actions_len = t->actions_len;
+	n->actions = ltx_tx_actions_mark(ltx_self);
 	t->log_writes = true;
 	return ((prop & ITM_PR_INSTRUMENTED) ? ITM_A_INSTRUMENTED
 					     : ITM_A_UNINSTRUMENTED) |
@@ -328,40 +366,22 @@ uint32_t ltx_itm_begin(uint32_t prop, const struct ltx_itm_jmpbuf *jb)
 
 static void commit_outermost(struct ltx_itm_thread *t)
 {
-	bool concurrent = t->frees_pending && t->mode == ITM_INSTR;
+	struct ltx_tx *tx = ltx_self;
 
-	if (t->mode == ITM_INSTR) {
-		struct ltx_tx *tx = ltx_self;
-
-		/* A failed commit restarts through the checkpoint. */
-		if (!ltx_tx_fast_commit(tx) && !ltx_tx_commit(tx))
-			ltx_itm_restart(t);
-		tx->checkpoint = NULL;
-		ltx_itm_shared_exit(t);
-	} else {
-		struct ltx_tx *tx = ltx_tx_self();
-
-		ltx_itm_serial_exit();
-		/* Statistics count it too (ltxstat's totals match). */
-		if (tx != NULL)
-			ltx_tx_count_serial_commit(tx);
-	}
 	t->stats.commits++;
-	t->frees_pending = false;
-	finish(t);
-	/* What it freed is released after the concurrent transactions end
-	 * (alloc.c): none may still read it. */
-	if (t->allocs_len != 0)
-		ltx_itm_alloc_commit(t, concurrent);
 	t->cxa_catch_count = 0;
 	t->cxa_unthrown = NULL;
-	if (ltx_unlikely(t->actions_len != 0))
-		run_actions(t, 0, true);
+	/* Over for the ABI before the commit actions run (they may begin a
+	 * transaction); a failed commit restarts it (checkpoint_restart). */
+	finish(t);
+	if (!ltx_tx_fast_commit(tx) && !ltx_tx_commit(tx))
+		ltx_itm_fatal("a transaction that runs alone failed to commit");
+	tx->checkpoint = NULL;
 }
 
 void _ITM_commitTransaction(void)
 {
-	struct ltx_itm_thread *t = ltx_itm_self;
+	struct ltx_itm_thread *t = ltx_itm_state();
 
 	if (t == NULL || t->depth == 0)
 		ltx_itm_fatal("_ITM_commitTransaction outside a transaction");
@@ -377,7 +397,7 @@ void _ITM_commitTransaction(void)
 
 void _ITM_commitTransactionEH(void *exc)
 {
-	struct ltx_itm_thread *t = ltx_itm_self;
+	struct ltx_itm_thread *t = ltx_itm_state();
 
 	if (t != NULL)
 		t->eh_in_flight = exc;
@@ -388,7 +408,8 @@ void _ITM_commitTransactionEH(void *exc)
 
 void _ITM_abortTransaction(_ITM_abortReason reason)
 {
-	struct ltx_itm_thread *t = ltx_itm_self;
+	struct ltx_itm_thread *t = ltx_itm_state();
+
 	if (t == NULL || t->depth == 0)
 		ltx_itm_fatal("_ITM_abortTransaction outside a transaction");
 	if (!(reason & ITM_USER_ABORT) ||
@@ -400,7 +421,8 @@ void _ITM_abortTransaction(_ITM_abortReason reason)
 		/* Cancel the innermost (closed) transaction only. */
 		struct ltx_itm_nest *n = &t->nests[--t->nests_len];
 
-		rollback_logs(t, n, n->jb.cfa);
+		undo_to(t, n->undo_len, n->jb.cfa);
+		ltx_tx_actions_unwind(ltx_self, n->actions);
 		t->depth = n->depth - 1;
 		if (t->nests_len == 0 && t->mode != ITM_SERIAL)
 			t->log_writes = false;
@@ -408,12 +430,7 @@ void _ITM_abortTransaction(_ITM_abortReason reason)
 	}
 	if (t->mode == ITM_SERIAL_IRR)
 		ltx_itm_fatal("cannot cancel an irrevocable transaction");
-	if (t->mode == ITM_INSTR)
-		ltx_tx_abort(disarm());
-	rollback_logs(t, NULL, t->jb.cfa);
-	leave(t);
-	t->frees_pending = false;
-	finish(t); /* keeps t->jb */
+	roll_back(t); /* keeps t->jb */
 	ltx_itm_longjmp(ITM_A_ABORT | ITM_A_RESTORE_LIVE, &t->jb);
 }
 
@@ -433,36 +450,25 @@ void ltx_itm_go_irrevocable(struct ltx_itm_thread *t)
 			      "transaction");
 	}
 	/*
-	 * In place: become the only transaction, then publish what this one
+	 * In place: become the only transaction, publishing what this one
 	 * did so far; from there on it accesses memory directly.  If another
-	 * thread is becoming serial too, the others do not finish soon, or
-	 * the commit fails, start over irrevocably from the begin.
+	 * transaction holds the token, or this one has failed, start over
+	 * irrevocably from the begin.
 	 */
-	if (ltx_itm_serial_try_enter(t)) {
-		struct ltx_tx *tx = disarm();
-
-		ltx_itm_shared_exit(t);
-		if (ltx_tx_fast_commit(tx) || ltx_tx_commit(tx)) {
-			t->mode = ITM_SERIAL_IRR;
-			t->log_writes = false;
-			t->stats.upgrades++;
-			return;
-		}
-		/* The failed commit aborted the ltx transaction; restart
-		 * takes the serial lock again. */
-		t->mode = ITM_SERIAL;
-		t->want_irrevocable = true;
-		t->restarts--;
-		ltx_itm_restart(t);
+	if (ltx_tx_become_exclusive(ltx_self)) {
+		ltx_self->checkpoint = NULL; /* it cannot fail any more */
+		t->mode = ITM_SERIAL_IRR;
+		t->log_writes = false;
+		t->stats.upgrades++;
+		return;
 	}
 	t->want_irrevocable = true;
-	t->restarts--;
 	ltx_itm_restart(t);
 }
 
 void _ITM_changeTransactionMode(_ITM_transactionState state)
 {
-	struct ltx_itm_thread *t = ltx_itm_self;
+	struct ltx_itm_thread *t = ltx_itm_state();
 
 	if (state != modeSerialIrrevocable)
 		ltx_itm_fatal("_ITM_changeTransactionMode: unknown mode");
@@ -474,7 +480,7 @@ void _ITM_changeTransactionMode(_ITM_transactionState state)
 
 _ITM_howExecuting _ITM_inTransaction(void)
 {
-	struct ltx_itm_thread *t = ltx_itm_self;
+	struct ltx_itm_thread *t = ltx_itm_state();
 
 	if (t == NULL || t->depth == 0)
 		return outsideTransaction;
@@ -484,7 +490,7 @@ _ITM_howExecuting _ITM_inTransaction(void)
 
 _ITM_transactionId_t _ITM_getTransactionId(void)
 {
-	struct ltx_itm_thread *t = ltx_itm_self;
+	struct ltx_itm_thread *t = ltx_itm_state();
 
 	if (t == NULL || t->depth == 0)
 		return _ITM_noTransactionId;
@@ -511,27 +517,30 @@ void _ITM_error(const _ITM_srcLocation *loc, int code)
 	abort();
 }
 
-static void add_action(struct ltx_itm_thread *t, void (*fn)(void *), void *arg,
-		       bool on_commit)
+bool ltx_itm_revocable(const struct ltx_itm_thread *t)
 {
-	if (t->actions_len == t->actions_cap) {
-		size_t cap = t->actions_cap ? 2 * t->actions_cap : 16;
-		struct ltx_itm_action *p =
-			realloc(t->actions, cap * sizeof(*p));
+	return t != NULL && t->depth != 0 &&
+	       (t->mode != ITM_SERIAL_IRR || t->nests_len != 0);
+}
 
-		if (p == NULL)
-			ltx_itm_fatal("no memory for a user action");
-		t->actions = p;
-		t->actions_cap = cap;
-	}
-	t->actions[t->actions_len++] =
-		(struct ltx_itm_action){ fn, arg, on_commit };
+void ltx_itm_on_end(struct ltx_itm_thread *t, void (*fn)(void *), void *arg,
+		    bool on_commit)
+{
+	struct ltx_tx *tx = ltx_self;
+
+	(void)t;
+	if (ltx_tx_add_action(tx, fn, arg, on_commit))
+		return;
+	/* No memory: a transaction that can restart does (doomed, it does
+	 * so at its next barrier); one that cannot, cannot go on. */
+	if (__atomic_load_n(&tx->status, __ATOMIC_RELAXED) != LTX_DOOMED)
+		ltx_itm_fatal("no memory to record a transaction's action");
 }
 
 void _ITM_addUserCommitAction(_ITM_userCommitFunction fn,
 			      _ITM_transactionId_t resuming, void *arg)
 {
-	struct ltx_itm_thread *t = ltx_itm_self;
+	struct ltx_itm_thread *t = ltx_itm_state();
 
 	if (resuming != _ITM_noTransactionId)
 		ltx_itm_fatal("resuming commit actions are not supported");
@@ -539,16 +548,16 @@ void _ITM_addUserCommitAction(_ITM_userCommitFunction fn,
 		fn(arg); /* outside a transaction: it has committed */
 		return;
 	}
-	add_action(t, fn, arg, true);
+	ltx_itm_on_end(t, fn, arg, true);
 }
 
 void _ITM_addUserUndoAction(_ITM_userUndoFunction fn, void *arg)
 {
-	struct ltx_itm_thread *t = ltx_itm_self;
+	struct ltx_itm_thread *t = ltx_itm_state();
 
 	if (t == NULL || t->depth == 0)
 		return; /* nothing can roll back */
-	add_action(t, fn, arg, false);
+	ltx_itm_on_end(t, fn, arg, false);
 }
 
 void _ITM_dropReferences(void *addr, size_t size)
@@ -560,6 +569,22 @@ void _ITM_dropReferences(void *addr, size_t size)
 }
 
 /* LTX_ITM_REPORT: one summary line at exit, proof of who ran the code. */
+static void add_report(struct ltx_tx *tx, void *arg)
+{
+	const struct ltx_itm_thread *t = tx->frontend;
+	struct ltx_itm_stats *s = arg;
+
+	if (t == NULL)
+		return;
+	for (int m = 0; m < 4; m++)
+		s->begins[m] += t->stats.begins[m];
+	s->uninstrumented += t->stats.uninstrumented;
+	s->commits += t->stats.commits;
+	s->restarts += t->stats.restarts;
+	s->cancels += t->stats.cancels;
+	s->upgrades += t->stats.upgrades;
+}
+
 __attribute__((destructor)) static void report(void)
 {
 	struct ltx_itm_stats s;
@@ -567,17 +592,7 @@ __attribute__((destructor)) static void report(void)
 	if (!__atomic_load_n(&ltx_config.itm_report, __ATOMIC_RELAXED))
 		return;
 	memset(&s, 0, sizeof(s));
-	for (struct ltx_itm_thread *t =
-		     __atomic_load_n(&ltx_itm_registry, __ATOMIC_ACQUIRE);
-	     t != NULL; t = t->next_all) {
-		for (int m = 0; m < 4; m++)
-			s.begins[m] += t->stats.begins[m];
-		s.uninstrumented += t->stats.uninstrumented;
-		s.commits += t->stats.commits;
-		s.restarts += t->stats.restarts;
-		s.cancels += t->stats.cancels;
-		s.upgrades += t->stats.upgrades;
-	}
+	ltx_tx_foreach(add_report, &s);
 	fprintf(stderr,
 		"ltx-itm: %llu transactions (%llu instrumented, %llu serial, "
 		"%llu irrevocable, %llu uninstrumented), %llu commits, "

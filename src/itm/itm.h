@@ -49,26 +49,12 @@ enum ltx_itm_mode {
 };
 
 /* A nested transaction that may be cancelled by itself (closed nesting):
- * where its begin returns, and how long each log was when it began. */
+ * where its begin returns, and how long the logs were when it began. */
 struct ltx_itm_nest {
 	struct ltx_itm_jmpbuf jb;
 	unsigned depth;
-	size_t undo_len, allocs_len, actions_len;
-};
-
-/* An allocation made (free on abort) or freed (free on commit). */
-struct ltx_itm_alloc {
-	void *ptr;
-	size_t size;   /* for sized operator delete */
-	uint8_t kind;  /* enum in alloc.c: which deallocation function */
-	uint8_t on_commit;
-};
-
-/* A user action (_ITM_addUserCommitAction/_ITM_addUserUndoAction). */
-struct ltx_itm_action {
-	void (*fn)(void *);
-	void *arg;
-	bool on_commit;
+	size_t undo_len;
+	size_t actions; /* ltx_tx_actions_mark() */
 };
 
 /* Per-thread counters, summed by LTX_ITM_REPORT at exit. */
@@ -82,45 +68,34 @@ struct ltx_itm_stats {
 };
 
 /*
- * One per thread that used the ABI; never freed (recycled at thread exit),
- * so other threads can walk the registry without locks.
- *
- * Synchronization: seq is the only field other threads read.  It is odd
- * while the thread runs an ITM_INSTR transaction (it holds the serial lock
- * shared); see serial.c for the protocol.
+ * The ABI's own per-thread state: what GCC's calling convention needs
+ * beyond an ltx transaction (nesting, the begin's checkpoint, the undo
+ * log of the serial modes, C++ exception bookkeeping).  It hangs off the
+ * thread's descriptor (struct ltx_tx.frontend), made on first use and
+ * kept with it when the descriptor is pooled; a signal handler's
+ * descriptor has its own.  Everything else -- the thread registry, the
+ * actions, the grace periods of frees, the serial token -- is the
+ * transaction layer's (src/tx).  Private to the thread.
  */
 struct ltx_itm_thread {
-	uint64_t seq __attribute__((aligned(LTX_LINE_SIZE)));
-	struct ltx_itm_thread *next_all;
-	int in_use;
-
-	/* private to the thread, hot */
-	int mode __attribute__((aligned(LTX_LINE_SIZE)));
-	unsigned depth;	      /* nesting depth, 0 outside */
-	uint32_t prop;	      /* properties of the outermost begin */
-	uintptr_t stack_lo;   /* this thread's stack: [stack_lo, stack_hi) */
-	uintptr_t stack_hi;
+	int mode;	    /* enum ltx_itm_mode */
+	unsigned depth;	    /* nesting depth, 0 outside */
+	uint32_t prop;	    /* properties of the outermost begin */
+	uint32_t takes;	    /* the descriptor's takes this state is for */
 	struct ltx_itm_jmpbuf jb; /* the outermost begin's checkpoint */
 	/* ITM_INSTR: registered as the ltx transaction's restart point, so
 	 * the transaction layer and the fault sandbox restart it here */
 	struct ltx_checkpoint cp;
 
-	/* warm */
-	bool log_writes;      /* serial: undo-log direct stores */
-	bool want_serial;     /* the next restart runs ITM_SERIAL */
+	bool log_writes;       /* serial: undo-log direct stores */
+	bool want_serial;      /* the next restart runs ITM_SERIAL */
 	bool want_irrevocable; /* the next restart runs ITM_SERIAL_IRR */
-	unsigned restarts;    /* consecutive restarts of this transaction */
-	uint64_t id;	      /* _ITM_getTransactionId, 0 until asked */
+	uint64_t id;	       /* _ITM_getTransactionId, 0 until asked */
 
 	unsigned char *undo; /* undo log: [bytes][addr][len] records */
 	size_t undo_len, undo_cap;
-	struct ltx_itm_alloc *allocs;
-	size_t allocs_len, allocs_cap;
-	bool frees_pending;
-	struct ltx_itm_action *actions;
-	size_t actions_len, actions_cap;
 	struct ltx_itm_nest *nests;
-	unsigned nests_len, nests_cap;
+	size_t nests_len, nests_cap;
 
 	/* C++ exceptions (eh.c) */
 	void *cxa_unthrown;
@@ -130,30 +105,21 @@ struct ltx_itm_thread {
 	struct ltx_itm_stats stats;
 };
 
-extern __thread struct ltx_itm_thread *ltx_itm_self
-	__attribute__((tls_model("initial-exec")));
-
 /*
- * What the barriers' fast paths need, each one %fs-relative load away
- * (no load of ltx_itm_self, no mode check): tx is this thread's ltx
- * descriptor exactly while the thread runs an ITM_INSTR transaction, else
- * NULL (every barrier then takes its slow path, which looks at the mode).
- * The stack bounds are set once, when the thread state is made.  Written
- * by the thread only; a signal handler that runs tm_* transactions switches
- * ltx_self, not this, so the interrupted barrier still sees its own.
+ * ltx_itm_thread_get: the calling thread's state (on its current
+ * descriptor, made if needed; fatal if there is no memory: the ABI has no
+ * way to report it).  ltx_itm_state: the same, or NULL if the thread has
+ * none yet.
  */
-struct ltx_itm_fast {
-	struct ltx_tx *tx;
-	uintptr_t stack_lo;
-	uintptr_t stack_span; /* stack_hi - stack_lo */
-};
-
-extern __thread struct ltx_itm_fast ltx_itm_fast
-	__attribute__((tls_model("initial-exec")));
-
-/* ltx_itm_thread_get: the caller's state, created if needed (fatal if no
- * memory: the ABI has no way to report it). */
 struct ltx_itm_thread *ltx_itm_thread_get(void);
+
+static inline struct ltx_itm_thread *ltx_itm_state(void)
+{
+	struct ltx_tx *tx = ltx_self;
+	struct ltx_itm_thread *t = tx->frontend;
+
+	return t != NULL && t->takes == tx->takes ? t : NULL;
+}
 
 /* Entry points called from checkpoint-x86_64.S. */
 uint32_t ltx_itm_begin(uint32_t prop, const struct ltx_itm_jmpbuf *jb);
@@ -174,29 +140,16 @@ void ltx_itm_go_irrevocable(struct ltx_itm_thread *t);
 /* Undo log (thread-private memory): save size bytes at addr. */
 void ltx_itm_log(struct ltx_itm_thread *t, const void *addr, size_t size);
 
-/* Logs of allocations and actions, undone or run at the end (alloc.c). */
-void ltx_itm_alloc_record(struct ltx_itm_thread *t, void *ptr, size_t size,
-			  unsigned kind, bool on_commit);
-void ltx_itm_alloc_finish(struct ltx_itm_thread *t, size_t from,
-			  bool committed);
-void ltx_itm_free_now(void *ptr, size_t size, unsigned kind);
-/* The outermost transaction committed: release what it freed; after
- * others that ran concurrently (ITM_INSTR) have ended, if concurrent. */
-void ltx_itm_alloc_commit(struct ltx_itm_thread *t, bool concurrent);
+/* Whether the caller's transaction might still roll back. */
+bool ltx_itm_revocable(const struct ltx_itm_thread *t);
 
 /*
- * Serial lock (serial.c).  serial_enter waits as long as needed: only for
- * a thread that holds no ltx line.  serial_try_enter gives up (false) if
- * another thread holds or soon takes the lock alone.
+ * ltx_itm_on_end: run fn(arg) when the current transaction commits
+ * (on_commit) or rolls back: an action of the ltx transaction (tx.h).
+ * Fatal if there is no memory to record it.
  */
-bool ltx_itm_serial_try_enter(struct ltx_itm_thread *t);
-void ltx_itm_serial_enter(struct ltx_itm_thread *t);
-void ltx_itm_serial_exit(void);
-void ltx_itm_shared_enter(struct ltx_itm_thread *t);
-void ltx_itm_shared_exit(struct ltx_itm_thread *t);
-void ltx_itm_quiesce(struct ltx_itm_thread *t);
-extern struct ltx_itm_thread *ltx_itm_registry;
-extern unsigned ltx_itm_live_threads;
+void ltx_itm_on_end(struct ltx_itm_thread *t, void (*fn)(void *), void *arg,
+		    bool on_commit);
 
 /* C++ exception state on rollback (eh.c). */
 void ltx_itm_eh_rollback(struct ltx_itm_thread *t);

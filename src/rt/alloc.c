@@ -92,18 +92,6 @@ bool ltx_alloc_loaded(void)
 	return __atomic_load_n(&backend, __ATOMIC_RELAXED) >= 0;
 }
 
-const char *ltx_alloc_name(void)
-{
-	switch (backend) {
-	case LTX_ALLOC_JEMALLOC:
-		return "jemalloc";
-	case LTX_ALLOC_LIBC:
-		return "libc";
-	default:
-		return "none";
-	}
-}
-
 int ltx_alloc_cache_create(void)
 {
 	unsigned tc;

@@ -44,8 +44,6 @@ int ltx_alloc_init(void);
 /* ltx_alloc_loaded: whether the backend is chosen (LTX_ALLOC is then fixed). */
 bool ltx_alloc_loaded(void);
 
-/* ltx_alloc_name: the backend in use, "jemalloc" or "libc" (or "none"). */
-const char *ltx_alloc_name(void);
 
 /*
  * ltx_alloc_cache_create: an explicit thread cache for the calling thread

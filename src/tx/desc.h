@@ -35,6 +35,7 @@ enum ltx_status {
  */
 #define LTX_SLOW_ACTIONS 1u /* actions are registered (tx.c) */
 #define LTX_SLOW_STATS 2u   /* statistics count every commit (tx/stats.c) */
+#define LTX_SLOW_SERIAL 4u  /* holds the serial token (tx/serial.h) */
 
 static inline bool ltx_status_idle(int status)
 {
@@ -91,7 +92,7 @@ struct ltx_tx {
 
 	/* actions to run when the transaction ends (tx.c) */
 	struct ltx_action *actions;
-	unsigned nactions, actions_cap;
+	size_t nactions, actions_cap;
 
 	/* life cycle */
 	struct ltx_tx *next_all; /* registry of all descriptors (never freed) */
@@ -125,6 +126,20 @@ struct ltx_tx {
 	/* tm_malloc/tm_free state (tx/mem.c), NULL until first used; kept
 	 * with the descriptor when it is pooled */
 	struct ltx_mem_thread *mem;
+
+	/*
+	 * For the front ends.  frontend is a front end's per-thread state
+	 * (the libitm layer's), made on first use and kept with the
+	 * descriptor; takes counts the threads that took the descriptor, so
+	 * that the front end knows when its state belongs to a new thread.
+	 * stack_lo and stack_span bound the owning thread's stack, set by
+	 * the front end that needs them (the libitm barriers: a store to the
+	 * thread's own stack is made directly).
+	 */
+	void *frontend;
+	uint32_t takes;
+	uintptr_t stack_lo;
+	uintptr_t stack_span;
 };
 
 /*

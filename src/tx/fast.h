@@ -9,6 +9,8 @@
 #include "cd/invisible.h"
 #include "cd/orec.h"
 #include "tx/desc.h"
+#include "tx/serial.h"
+#include "tx/tx.h"
 
 /*
  * The common case of each operation, in the invisible mode: a live
@@ -41,9 +43,18 @@ ltx_tx_fast_begin(struct ltx_tx *tx)
 	/* Release: pairs with tm_free's acquire load of status, which then
 	 * reads this transaction's tx_id. */
 	__atomic_store_n(&tx->status, LTX_ACTIVE, __ATOMIC_RELEASE);
-	/* The light side of tm_free's asymmetric fence (rt/fence.h): no orec
-	 * or memory load of the transaction moves above the status store. */
+	/* The light side of tm_free's and the serial token's asymmetric
+	 * fence (rt/fence.h): no later load moves above the status store. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (ltx_unlikely(ltx_serial_may_block())) {
+		/* An exclusive transaction may run: take the begin back
+		 * (status, then the count, as tx.c's step_back) and let the
+		 * slow path's begin wait for it. */
+		tx->cd.limit = 0;
+		__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
+		__atomic_store_n(&tx->tx_id, tx->tx_id - 1, __ATOMIC_RELEASE);
+		return false;
+	}
 	return true;
 }
 

@@ -2,6 +2,7 @@
 /* Transactional allocation: tm_malloc/tm_free and deferred reclamation. */
 #include <ltx/tm.h>
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -11,8 +12,10 @@
 
 #include "cd/cd.h"
 #include "rt/alloc.h"
+#include "rt/array.h"
 #include "rt/config.h"
 #include "rt/fence.h"
+#include "rt/wait.h"
 #include "tx/mem.h"
 #include "tx/tx.h"
 
@@ -115,7 +118,7 @@ struct batch {
 /* The blocks allocated or freed by the running transaction. */
 struct log {
 	struct block *b;
-	unsigned n, cap;
+	size_t n, cap;
 };
 
 struct ltx_mem_thread {
@@ -280,15 +283,8 @@ static struct ltx_mem_thread *thread_state(struct ltx_tx **txp)
 
 static bool log_push(struct log *l, void *p, size_t size)
 {
-	if (l->n == l->cap) {
-		unsigned cap = l->cap ? 2 * l->cap : 16;
-		struct block *b = realloc(l->b, cap * sizeof(*b));
-
-		if (b == NULL)
-			return false;
-		l->b = b;
-		l->cap = cap;
-	}
+	if (!LTX_ARRAY_RESERVE(&l->b, &l->cap, l->n, l->n + 1, 16))
+		return false;
 	l->b[l->n++] = (struct block){ .p = p, .size = size };
 	return true;
 }
@@ -302,9 +298,9 @@ static void log_clear(struct log *l)
 }
 
 static void release_blocks(struct ltx_tx *tx, struct ltx_mem_thread *m,
-			   const struct block *b, unsigned n)
+			   const struct block *b, size_t n)
 {
-	for (unsigned i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (b[i].release != NULL)
 			b[i].release(b[i].p, b[i].size);
 		else
@@ -437,8 +433,42 @@ static void seal(struct ltx_tx *tx, struct ltx_mem_thread *m)
 		__atomic_add_fetch(&limit_exceeded, 1, __ATOMIC_RELAXED);
 }
 
-/* A committed free: the block joins the open batch. */
-static void defer(struct ltx_tx *tx, struct ltx_mem_thread *m, void *p,
+/*
+ * Wait until every transaction running now has ended: the grace period of
+ * one block, waited for in place (when there is no memory to track it).
+ */
+static void quiesce(struct ltx_tx *tx)
+{
+	ltx_fence_heavy();
+	for (struct ltx_tx *d = ltx_tx_registry(); d != NULL; d = d->next_all) {
+		/* Acquire: as in expired(). */
+		uint64_t id = __atomic_load_n(&d->tx_id, __ATOMIC_ACQUIRE);
+		unsigned spins = 0;
+
+		if (d == tx)
+			continue;
+		while (!ltx_status_idle(
+			       __atomic_load_n(&d->status, __ATOMIC_ACQUIRE)) &&
+		       __atomic_load_n(&d->tx_id, __ATOMIC_ACQUIRE) == id)
+			ltx_wait_step(&spins);
+	}
+}
+
+/* Release a block of ltx's allocator or a foreign one. */
+static void release_now(struct ltx_mem_thread *m, void *p, size_t size,
+			void (*release)(void *, size_t))
+{
+	if (release != NULL)
+		release(p, size);
+	else
+		ltx_alloc_free(p, size, m != NULL ? m->cache : -1);
+}
+
+/*
+ * A committed free: the block joins the open batch.  Returns false,
+ * doing nothing, if there is no memory for a batch.
+ */
+static bool defer(struct ltx_tx *tx, struct ltx_mem_thread *m, void *p,
 		  size_t size, void (*release)(void *, size_t))
 {
 	struct batch *b = m->open;
@@ -449,17 +479,8 @@ static void defer(struct ltx_tx *tx, struct ltx_mem_thread *m, void *p,
 	}
 	if (b == NULL || b->n == BATCH_BLOCKS) {
 		b = b == NULL ? malloc(sizeof(*b)) : NULL;
-		if (b == NULL) {
-			/* No memory to track it: never reuse the block
-			 * (safe), and say so once. */
-			static int warned;
-
-			if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
-				fprintf(stderr, "ltx: tm_free: out of memory "
-						"for reclamation; blocks are "
-						"leaked\n");
-			return;
-		}
+		if (b == NULL)
+			return false;
 		b->n = 0;
 		b->bytes = 0;
 		b->nwait = 0;
@@ -476,6 +497,20 @@ static void defer(struct ltx_tx *tx, struct ltx_mem_thread *m, void *p,
 	     __atomic_load_n(&sealed_bytes, __ATOMIC_RELAXED) + b->bytes >
 		     __atomic_load_n(&ltx_config.mem_limit, __ATOMIC_RELAXED)))
 		seal(tx, m);
+	return true;
+}
+
+/* Free p after the grace period, or (no memory to track it) wait for the
+ * grace period here and release it now. */
+static void free_after_grace(struct ltx_tx *tx, struct ltx_mem_thread *m,
+			     void *p, size_t size,
+			     void (*release)(void *, size_t))
+{
+	if (m != NULL && defer(tx, m, p, size, release))
+		return;
+	quiesce(tx);
+	release_now(m, p, size, release);
+	tx->stats.mem_freed_blocks++;
 }
 
 /* Commit action: the frees take effect; the allocations are kept. */
@@ -486,8 +521,14 @@ static void committed(void *arg)
 
 	m->logged_tx = 0;
 	log_clear(&m->allocs);
-	for (unsigned i = 0; i < m->frees.n; i++)
-		defer(tx, m, m->frees.b[i].p, m->frees.b[i].size, NULL);
+	for (size_t i = 0; i < m->frees.n; i++) {
+		/* Debug builds: the block stops being live only now that
+		 * its free has committed (a block freed twice by this
+		 * transaction is reported here). */
+		check_and_forget(m->frees.b[i].p);
+		free_after_grace(tx, m, m->frees.b[i].p, m->frees.b[i].size,
+				 NULL);
+	}
 	log_clear(&m->frees);
 }
 
@@ -499,10 +540,8 @@ static void aborted(void *arg)
 	struct ltx_mem_thread *m = tx->mem;
 
 	m->logged_tx = 0;
-	for (unsigned i = 0; i < m->frees.n; i++)
-		live_add(m->frees.b[i].p);
 	log_clear(&m->frees);
-	for (unsigned i = 0; i < m->allocs.n; i++) {
+	for (size_t i = 0; i < m->allocs.n; i++) {
 		check_and_forget(m->allocs.b[i].p);
 		m->allocs.b[i].size = ltx_alloc_usable(m->allocs.b[i].p);
 	}
@@ -612,9 +651,9 @@ void ltx_mem_free(void *p)
 	if (status_of(tx) == LTX_DOOMED)
 		return; /* the free will not happen; p may be stale */
 	/*
-	 * Debug builds: a block not live here may also be one that another
-	 * transaction is freeing (it holds the lines) or has freed (the
-	 * lines have a new version): taking its first line dooms us then.
+	 * Debug builds: a block not live here may also be one whose free by
+	 * another transaction has just committed (the lines have a new
+	 * version): taking its first line dooms us then.
 	 * Only a live transaction or a non-transactional call that gets
 	 * past that is freeing a block twice, or a foreign pointer.
 	 */
@@ -632,36 +671,35 @@ void ltx_mem_free(void *p)
 			take_lines(tx, p, size);
 		while (!ltx_tx_commit(tx));
 		check_and_forget(p);
-		defer(tx, m, p, size, NULL);
+		free_after_grace(tx, m, p, size, NULL);
 		return;
 	}
 	if (!take_lines(tx, p, size))
 		return; /* doomed: the free will not happen */
-	/* The lines are ours: no other free of p can be under way. */
-	check_and_forget(p);
+	/* The lines are ours: no other free of p can be under way.  The
+	 * block stays live (debug builds) until the free commits. */
 	if (log_transaction(tx, m) && log_push(&m->frees, p, size))
 		return;
 	if (status_of(tx) == LTX_ACTIVE)
 		ltx_tx_doom(tx, TM_ABORT_NOMEM | TM_ABORT_CAPACITY);
-	live_add(p); /* the abort forgets the free */
 }
 
-bool ltx_mem_defer_foreign(void *p, size_t size,
-			   void (*release)(void *, size_t))
+void ltx_mem_free_foreign(void *p, size_t size,
+			  void (*release)(void *, size_t))
 {
 	struct ltx_tx *tx = ltx_tx_self();
-	struct ltx_mem_thread *m;
 
-	if (tx == NULL)
-		return false;
+	assert(tx == NULL || ltx_status_idle(status_of(tx)));
+	if (tx == NULL) {
+		/* No memory for a descriptor: wait in place. */
+		quiesce(NULL);
+		release(p, size);
+		return;
+	}
 	/* No thread cache is made: this thread may never use ltx's own
 	 * allocator (blocks of it adopted from exited threads go back
 	 * without one). */
-	m = mem_of(tx);
-	if (m == NULL)
-		return false;
-	defer(tx, m, p, size, release);
-	return true;
+	free_after_grace(tx, mem_of(tx), p, size, release);
 }
 
 void ltx_mem_flush(void)

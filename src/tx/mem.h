@@ -23,16 +23,16 @@ void *ltx_mem_alloc(size_t size, size_t align, bool zero);
 void ltx_mem_free(void *p);
 
 /*
- * ltx_mem_defer_foreign: p, a block of another allocator, was freed by a
+ * ltx_mem_free_foreign: p, a block of another allocator, was freed by a
  * transaction of the calling thread that has committed (the libitm layer's
  * _ITM_free and C++ delete).  release(p, size) is called once every
  * transaction that was running at that commit has ended: the grace period
- * of tm_free's blocks, in the same batches.  size is passed to release and
- * counted in the figures (0 if unknown).  Returns false, doing nothing, if
- * there is no memory to track the block.  Not in a transaction.
+ * of tm_free's blocks, in the same batches (or, if there is no memory to
+ * track the block, waited for here).  size is passed to release and
+ * counted in the figures (0 if unknown).  Not in a transaction.
  */
-bool ltx_mem_defer_foreign(void *p, size_t size,
-			   void (*release)(void *, size_t));
+void ltx_mem_free_foreign(void *p, size_t size,
+			  void (*release)(void *, size_t));
 
 /* ltx_mem_flush: tm_mem_flush. */
 void ltx_mem_flush(void);

@@ -1,35 +1,102 @@
 /* SPDX-License-Identifier: MIT */
-/* Irrevocable transactions: the serial token. */
+/* The serial token: irrevocable transactions, and transactions alone. */
 #ifndef LTX_TX_SERIAL_H
 #define LTX_TX_SERIAL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "tx/desc.h"
 
 /*
- * At most one transaction at a time is irrevocable: it holds the serial
- * token.  An irrevocable transaction takes every line it reads or writes
- * (cd make_irrevocable) and waits for lines others hold instead of
- * failing; ordinary transactions never wait for anything (they fail and
- * let go), so its waits end and it never aborts.  Two irrevocable ones
- * could wait for each other: hence the token.  Ordinary transactions keep
- * running and committing alongside, on other lines; their cost is nil.
+ * One token for the whole process, held by at most one transaction at a
+ * time, in one of two strengths:
  *
- * Synchronization: the token is taken with a CAS (acquire: pairs with the
- * release store that gives it back, so the next holder sees the previous
- * one's commit) and given back with a release store.
+ * - irrevocable (shared): the holder takes every line it reads or writes
+ *   (cd make_irrevocable) and waits for lines others hold instead of
+ *   failing; ordinary transactions keep running and committing beside it,
+ *   on other lines, and never wait for anything, so its waits end and it
+ *   never aborts.  Two irrevocable ones could wait for each other: hence
+ *   the token.  tm_irrevocable(), the serial fallback (LTX_SERIAL_AFTER)
+ *   and GCC transactions that restarted long use it.
+ *
+ * - exclusive: no other transaction runs at all.  The holder waits until
+ *   every transaction running when it took the token has ended (the
+ *   drain), and transactions that begin meanwhile wait for it at their
+ *   begin.  For code that reads and writes memory directly: GCC's serial
+ *   modes (uninstrumented code, irrevocable operations, closed nesting),
+ *   whether the other transactions are GCC's or tm_*'s.
+ *
+ * The token word is 0, or the holder's descriptor address with
+ * LTX_SERIAL_EXCL set for the exclusive strength (descriptors are
+ * 64-byte aligned).
+ *
+ * Synchronization (Dekker through an asymmetric fence, as tm_free's grace
+ * periods, tx/mem.c; the algorithm of libitm's serial lock and of
+ * liburcu's membarrier flavour):
+ *   beginning transaction                exclusive taker
+ *     store status ACTIVE (release)        CAS token 0 -> tx|EXCL (seq_cst)
+ *     compiler barrier only                if another thread holds a
+ *     load token (relaxed)                   descriptor: ltx_fence_heavy()
+ *                                          load each status (acquire)
+ * The heavy fence makes every other thread execute a full barrier: a
+ * transaction whose ACTIVE store came before its barrier is seen by the
+ * drain, which waits for it; one whose token load comes after its barrier
+ * sees the CAS and steps back (status idle again) to wait.  Without
+ * another thread holding a descriptor there is nobody to fence: a thread
+ * takes a descriptor (a seq_cst RMW on the live-thread count, then a
+ * seq_cst fence, tx.c) before its first begin, and the taker reads the
+ * count (seq_cst) after its CAS, so either it sees the newcomer, or the
+ * newcomer's first token load sees the CAS.  The token is taken with an
+ * acquire CAS and given back with a release store, so each holder sees
+ * the previous one's commit; the drain's acquire loads of status pair
+ * with the release stores of idle at every transaction end.
+ *
+ * A doomed transaction is not waited for: its loads return 0 without
+ * touching memory and it can never commit (tx.c's commit point).  A
+ * committing one is: its write-back must not interleave with direct
+ * accesses.
  */
-extern struct ltx_tx *ltx_serial_owner;
+#define LTX_SERIAL_EXCL ((uintptr_t)1)
 
-/* ltx_serial_acquire: take the token, waiting as long as needed.  Only
- * for a transaction that holds no line (it could be waited for). */
-void ltx_serial_acquire(struct ltx_tx *tx);
+extern uintptr_t ltx_serial_token;
 
-/* ltx_serial_try: take the token if free (true); never waits. */
+/* ltx_serial_try: take the token irrevocable if free (true); no wait. */
 bool ltx_serial_try(struct ltx_tx *tx);
+
+/* ltx_serial_try_exclusive: take it exclusive if free, or upgrade it if
+ * tx holds it irrevocable (true); no wait.  Does not drain. */
+bool ltx_serial_try_exclusive(struct ltx_tx *tx);
+
+/* ltx_serial_acquire(_exclusive): take it, waiting as long as needed.
+ * Only for a descriptor that is idle (it could be waited for). */
+void ltx_serial_acquire(struct ltx_tx *tx);
+void ltx_serial_acquire_exclusive(struct ltx_tx *tx);
+
+/* ltx_serial_drain: with the token exclusive, wait until no other thread
+ * runs a transaction that is live or committing. */
+void ltx_serial_drain(struct ltx_tx *tx);
 
 /* ltx_serial_release: give the token back if tx holds it (idempotent). */
 void ltx_serial_release(struct ltx_tx *tx);
+
+/* ltx_serial_exclusive: whether tx holds the token exclusive. */
+static inline bool ltx_serial_exclusive(const struct ltx_tx *tx)
+{
+	return __atomic_load_n(&ltx_serial_token, __ATOMIC_RELAXED) ==
+	       ((uintptr_t)tx | LTX_SERIAL_EXCL);
+}
+
+/*
+ * ltx_serial_may_block: the fast test a beginning transaction makes after
+ * its status store: may an exclusive holder run?  If so, the slow test
+ * (ltx_serial_blocks, tx.c) decides.
+ */
+static inline __attribute__((always_inline)) bool
+ltx_serial_may_block(void)
+{
+	return __atomic_load_n(&ltx_serial_token, __ATOMIC_RELAXED) &
+	       LTX_SERIAL_EXCL;
+}
 
 #endif /* LTX_TX_SERIAL_H */

@@ -2,6 +2,7 @@
 /* Transaction life cycle and the per-thread descriptor registry. */
 #include <ltx/tm.h>
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -13,8 +14,10 @@
 #include "cd/invisible.h"
 #include "cd/orec.h"
 #include "rt/hash.h"
+#include "rt/array.h"
 #include "rt/backoff.h"
 #include "rt/config.h"
+#include "rt/wait.h"
 #include "tx/serial.h"
 #include "tx/stats.h"
 #include "tx/mem.h"
@@ -121,6 +124,7 @@ void ltx_tx_mode_changed(void)
 }
 
 static void run_actions(struct ltx_tx *tx, bool committed);
+static void end_serial(struct ltx_tx *tx);
 
 static void thread_exit(void *arg)
 {
@@ -133,6 +137,7 @@ static void thread_exit(void *arg)
 		tx->cd.limit = 0;
 		tx->cause = 0;
 		store_status(tx, LTX_IDLE_SLOW);
+		end_serial(tx);
 		run_actions(tx, false);
 	}
 	tx->checkpoint = NULL;
@@ -142,7 +147,7 @@ static void thread_exit(void *arg)
 	pthread_mutex_lock(&registry_lock);
 	tx->in_use = 0;
 	pthread_mutex_unlock(&registry_lock);
-	__atomic_fetch_sub(&live_threads, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&live_threads, 1, __ATOMIC_RELEASE);
 }
 
 static void global_init(void)
@@ -238,9 +243,20 @@ struct ltx_tx *ltx_tx_self(void)
 		tx->rng = 1;
 	pthread_setspecific(exit_key, tx);
 	ltx_self = tx;
-	__atomic_fetch_add(&live_threads, 1, __ATOMIC_RELAXED);
+	/* Seq_cst, then a full fence, before this thread's first begin: the
+	 * exclusive taker's side of the Dekker pair (tx/serial.h). */
+	__atomic_fetch_add(&live_threads, 1, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	ltx_stats_arm(tx);
 	return tx;
+}
+
+unsigned ltx_tx_other_threads_now(void)
+{
+	unsigned n = __atomic_load_n(&live_threads, __ATOMIC_SEQ_CST);
+	unsigned mine = ltx_self != &ltx_boot_tx;
+
+	return n > mine ? n - mine : 0;
 }
 
 unsigned ltx_tx_other_threads(void)
@@ -260,57 +276,162 @@ void ltx_tx_foreach(void (*fn)(struct ltx_tx *tx, void *arg), void *arg)
 }
 
 /*
+ * The commit point of an update: a signal handler may have doomed the
+ * transaction at any instruction up to here (it only flips status from
+ * ACTIVE to DOOMED): honour it now.  From the store of LTX_COMMITTING on it
+ * is too late, the transaction commits, and the handler leaves it alone
+ * (the fault sandbox too: a fault while writing back is a real bug).  A
+ * doom landing between the load and the store is lost, as if the signal
+ * had come just after the commit.
+ */
+static bool commit_point(struct ltx_tx *tx)
+{
+	if (ltx_unlikely(load_status(tx) != LTX_ACTIVE))
+		return false;
+	__atomic_store_n(&tx->status, LTX_COMMITTING, __ATOMIC_RELAXED);
+	return true;
+}
+
+/*
+ * Whether an exclusive transaction (tx/serial.h) keeps tx from beginning:
+ * the token is held exclusive by another thread.  A handler descriptor
+ * whose thread was interrupted while committing goes on: the holder is
+ * still draining (it waits for that commit, so for this handler) and
+ * starts only after this transaction has ended.
+ */
+static bool serial_blocks(const struct ltx_tx *tx)
+{
+	uintptr_t t = __atomic_load_n(&ltx_serial_token, __ATOMIC_RELAXED);
+
+	if (!(t & LTX_SERIAL_EXCL) || (t & ~LTX_SERIAL_EXCL) == (uintptr_t)tx)
+		return false;
+	return tx->parent == NULL ||
+	       load_status(tx->parent) != LTX_COMMITTING;
+}
+
+/*
+ * A transaction that announced itself found an exclusive one running:
+ * take the announcement back (status idle; the count as it was, so that
+ * no transaction is counted that never ran), and let the caller wait.
+ * Release: as at every end, pairs with the drain's and tm_free's loads.
+ */
+static void step_back(struct ltx_tx *tx)
+{
+	tx->cd.limit = 0;
+	store_status(tx, idle_status());
+	__atomic_store_n(&tx->tx_id, tx->tx_id - 1, __ATOMIC_RELEASE);
+}
+
+/* Wait, idle, while an exclusive transaction keeps tx from beginning. */
+static void wait_serial(struct ltx_tx *tx)
+{
+	unsigned spins = 0;
+
+	while (serial_blocks(tx))
+		ltx_wait_step(&spins);
+}
+
+/*
  * Begin: the mode's begin arms limit first, then status turns ACTIVE, so a
  * signal handler that dooms the transaction (it checks status == ACTIVE,
- * then clears limit) cannot have its doom overwritten.
+ * then clears limit) cannot have its doom overwritten.  Then the token
+ * load of the Dekker pair in tx/serial.h.  A transaction due for the
+ * serial fallback takes the token before it begins, while it can still
+ * wait for it (it holds nothing yet).
  */
 static void begin(struct ltx_tx *tx)
 {
-	tx->mode = ltx_config.mode;
-	tx->cause = 0;
-	/* Release: as in ltx_inv_fast_begin (cd/invisible.h). */
-	__atomic_store_n(&tx->tx_id, tx->tx_id + 1, __ATOMIC_RELEASE);
-	tx->cd.capacity = ltx_config.capacity;
-	ops(tx)->begin(&tx->cd);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	store_status(tx, LTX_ACTIVE);
-	/* The light side of tm_free's asymmetric fence (rt/fence.h). */
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (ltx_unlikely(serial_due(tx)) && ltx_tx_irrevocable(tx)) {
+	bool serial = ltx_unlikely(serial_due(tx)) && !tx->cd.irrevocable;
+
+	if (serial)
+		ltx_serial_acquire(tx);
+	for (;;) {
+		tx->mode = ltx_config.mode;
+		tx->cause = 0;
+		/* Release: as in ltx_tx_fast_begin (tx/fast.h). */
+		__atomic_store_n(&tx->tx_id, tx->tx_id + 1, __ATOMIC_RELEASE);
+		tx->cd.capacity = ltx_config.capacity;
+		ops(tx)->begin(&tx->cd);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		store_status(tx, LTX_ACTIVE);
+		/* The light side of tm_free's and the serial token's
+		 * asymmetric fence (rt/fence.h). */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (ltx_likely(!serial_blocks(tx)))
+			break;
+		step_back(tx);
+		wait_serial(tx);
+	}
+	if (ltx_unlikely(tx->cd.irrevocable)) {
+		/* Holds nothing yet: make_irrevocable cannot fail. */
+		(void)ops(tx)->make_irrevocable(&tx->cd);
+		tx->slow |= LTX_SLOW_SERIAL;
 		ltx_stats_write_begin(tx);
-		tx->stats.serial++;
+		tx->stats.irrevocable++;
+		if (serial)
+			tx->stats.serial++;
 		ltx_stats_write_end(tx);
 	}
 }
 
-void ltx_tx_count_serial_commit(struct ltx_tx *tx)
+void ltx_tx_begin(struct ltx_tx *tx)
 {
-	/* Counted as a transaction begun and committed (tx_id keeps the
-	 * read-only count, derived from it, right) that wrote and ran
-	 * irrevocably. */
+	if (ltx_status_idle(load_status(tx)))
+		begin(tx);
+}
+
+void ltx_tx_begin_exclusive(struct ltx_tx *tx)
+{
+	assert(ltx_status_idle(load_status(tx)));
+	ltx_serial_acquire_exclusive(tx);
+	ltx_serial_drain(tx);
+	begin(tx);
+}
+
+bool ltx_tx_become_exclusive(struct ltx_tx *tx)
+{
+	uintptr_t ts = 0;
+	unsigned cause;
+
+	if (load_status(tx) != LTX_ACTIVE || tx->parent != NULL)
+		return false;
+	if (ltx_serial_exclusive(tx))
+		return true;
+	if (!ltx_serial_try_exclusive(tx))
+		return false;
+	/* Every other transaction ends (none waits for our lines: only an
+	 * irrevocable one would, and we hold the token). */
+	ltx_serial_drain(tx);
+	/* Publish what the transaction did so far; from here on nobody
+	 * runs beside it, so it goes on alone as one transaction. */
+	cause = ops(tx)->prepare(&tx->cd, &ts);
+	if (cause == 0 && !commit_point(tx))
+		cause = __atomic_load_n(&tx->cause, __ATOMIC_RELAXED) |
+			TM_ABORT_SIGNAL;
+	if (cause != 0) {
+		ltx_serial_release(tx);
+		ltx_tx_doom(tx, cause);
+		return false;
+	}
+	ops(tx)->publish(&tx->cd, ts);
+	store_status(tx, LTX_ACTIVE);
+	(void)ops(tx)->make_irrevocable(&tx->cd); /* holds nothing now */
+	tx->slow |= LTX_SLOW_SERIAL;
 	ltx_stats_write_begin(tx);
-	__atomic_store_n(&tx->tx_id, tx->tx_id + 1, __ATOMIC_RELEASE);
-	tx->stats.commits_rw++;
 	tx->stats.irrevocable++;
 	ltx_stats_write_end(tx);
+	return true;
 }
 
 bool ltx_tx_add_action(struct ltx_tx *tx, void (*fn)(void *), void *arg,
 		       bool on_commit)
 {
-	if (tx->nactions == tx->actions_cap) {
-		unsigned cap = tx->actions_cap ? 2 * tx->actions_cap : 16;
-		struct ltx_action *a =
-			tx->cd.no_alloc ? NULL
-					: realloc(tx->actions,
-						  cap * sizeof(*tx->actions));
-
-		if (a == NULL) {
-			ltx_tx_doom(tx, TM_ABORT_NOMEM | TM_ABORT_CAPACITY);
-			return false;
-		}
-		tx->actions = a;
-		tx->actions_cap = cap;
+	if (tx->nactions == tx->actions_cap &&
+	    (tx->cd.no_alloc ||
+	     !LTX_ARRAY_RESERVE(&tx->actions, &tx->actions_cap, tx->nactions,
+				tx->nactions + 1, 16))) {
+		ltx_tx_doom(tx, TM_ABORT_NOMEM | TM_ABORT_CAPACITY);
+		return false;
 	}
 	tx->actions[tx->nactions++] =
 		(struct ltx_action){ fn, arg, on_commit ? 1 : 0 };
@@ -318,31 +439,73 @@ bool ltx_tx_add_action(struct ltx_tx *tx, void (*fn)(void *), void *arg,
 	return true;
 }
 
-/* Run the actions for how the transaction ended, and forget them all. */
+/*
+ * Run the actions for how the transaction ended, and forget them all.  The
+ * transaction is over, and an action may run a transaction of its own:
+ * no restart point applies to what it does (the checkpoint is out of
+ * reach meanwhile), and the list is out of reach too (a transaction run
+ * by an action that registers actions gets a list of its own).
+ */
 static void run_actions(struct ltx_tx *tx, bool committed)
 {
-	unsigned n = tx->nactions;
+	struct ltx_checkpoint *cp = tx->checkpoint;
+	struct ltx_action *a = tx->actions;
+	size_t n = tx->nactions, cap = tx->actions_cap;
 
 	tx->nactions = 0;
 	tx->slow &= ~LTX_SLOW_ACTIONS;
+	tx->checkpoint = NULL;
+	tx->actions = NULL;
+	tx->actions_cap = 0;
 	if (committed) {
-		for (unsigned i = 0; i < n; i++)
-			if (tx->actions[i].on_commit)
-				tx->actions[i].fn(tx->actions[i].arg);
+		for (size_t i = 0; i < n; i++)
+			if (a[i].on_commit)
+				a[i].fn(a[i].arg);
 	} else {
-		for (unsigned i = n; i-- > 0;)
-			if (!tx->actions[i].on_commit)
-				tx->actions[i].fn(tx->actions[i].arg);
+		for (size_t i = n; i-- > 0;)
+			if (!a[i].on_commit)
+				a[i].fn(a[i].arg);
 	}
+	free(tx->actions); /* a nested transaction's, if any: all run */
+	tx->actions = a;
+	tx->actions_cap = cap;
+	tx->checkpoint = cp;
+}
+
+size_t ltx_tx_actions_mark(const struct ltx_tx *tx)
+{
+	return tx->nactions;
+}
+
+void ltx_tx_actions_unwind(struct ltx_tx *tx, size_t mark)
+{
+	size_t n = tx->nactions;
+
+	tx->nactions = mark;
+	if (mark == 0)
+		tx->slow &= ~LTX_SLOW_ACTIONS;
+	for (size_t i = n; i-- > mark;)
+		if (!tx->actions[i].on_commit)
+			tx->actions[i].fn(tx->actions[i].arg);
 }
 
 void ltx_tx_doom(struct ltx_tx *tx, unsigned cause)
 {
+	assert(cause != 0 && tx != &ltx_boot_tx && tx != &ltx_refuse_tx);
 	tx->cd.limit = 0;
 	tx->cause |= cause;
 	store_status(tx, LTX_DOOMED);
 	/* Let go of the lines now: nobody waits on a doomed transaction. */
 	ops(tx)->release(&tx->cd);
+}
+
+/* The transaction is over: give the serial token back if it holds it. */
+static void end_serial(struct ltx_tx *tx)
+{
+	if (ltx_unlikely(tx->slow & LTX_SLOW_SERIAL)) {
+		tx->slow &= ~LTX_SLOW_SERIAL;
+		ltx_serial_release(tx);
+	}
 }
 
 /* End a doomed or aborted transaction; back off if it failed by itself. */
@@ -362,6 +525,7 @@ static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 		ltx_stats_abort(tx, cause);
 	ltx_stats_write_end(tx);
 	store_status(tx, idle_status());
+	end_serial(tx);
 	if (ltx_unlikely(tx->nactions != 0))
 		run_actions(tx, false);
 	if (backoff) {
@@ -435,6 +599,8 @@ uint64_t ltx_tx_load_at(struct ltx_tx *tx, const void *addr, bool excl,
 	tx = live(tx);
 	if (tx == NULL)
 		return 0;
+	/* Live, or doomed since by a signal handler. */
+	assert(load_status(tx) == LTX_ACTIVE || load_status(tx) == LTX_DOOMED);
 	x = ops(tx)->load(&tx->cd, addr, excl, &cause);
 	if (ltx_unlikely(cause != 0)) {
 		if (ltx_unlikely(tx->stats_on))
@@ -461,6 +627,7 @@ ltx_tx_store_at(struct ltx_tx *tx, void *addr, uint64_t val,
 	tx = live(tx);
 	if (tx == NULL)
 		return;
+	assert(load_status(tx) == LTX_ACTIVE || load_status(tx) == LTX_DOOMED);
 	cause = ops(tx)->store(&tx->cd, addr, val, size);
 	if (ltx_unlikely(cause != 0)) {
 		if (ltx_unlikely(tx->stats_on))
@@ -547,20 +714,26 @@ static bool commit_counted_read_only(struct ltx_tx *tx)
 }
 
 /*
- * The commit point of an update: a signal handler may have doomed the
- * transaction at any instruction up to here (it only flips status from
- * ACTIVE to DOOMED): honour it now.  From the store of LTX_COMMITTING on it
- * is too late, the transaction commits, and the handler leaves it alone
- * (the fault sandbox too: a fault while writing back is a real bug).  A
- * doom landing between the load and the store is lost, as if the signal
- * had come just after the commit.
+ * The end of a commit with slow bits: count it with its histograms
+ * (statistics), give the serial token back, run the commit actions.
  */
-static bool commit_point(struct ltx_tx *tx)
+static __attribute__((noinline)) void
+committed_slow(struct ltx_tx *tx, bool wrote, uint64_t nr, uint64_t nw)
 {
-	if (ltx_unlikely(load_status(tx) != LTX_ACTIVE))
-		return false;
-	__atomic_store_n(&tx->status, LTX_COMMITTING, __ATOMIC_RELAXED);
-	return true;
+	/* An exclusive one wrote memory directly: an update. */
+	if (ltx_serial_exclusive(tx) && nw == 0) {
+		nw = 1;
+		wrote = true;
+	}
+	if (tx->slow & LTX_SLOW_STATS)
+		ltx_stats_commit(tx, nr, nw);
+	else if (wrote)
+		tx->stats.commits_rw++;
+	tx->end_state = 0;
+	store_status(tx, idle_status());
+	end_serial(tx);
+	if (tx->slow & LTX_SLOW_ACTIONS)
+		run_actions(tx, true);
 }
 
 /* COMMIT of a live transaction: publish it, or doom it (false). */
@@ -592,14 +765,14 @@ static bool commit_live(struct ltx_tx *tx)
 		ltx_inv_publish(&tx->cd, ts); /* disarms the fast paths */
 	else
 		ops(tx)->publish(&tx->cd, ts);
-	if (ltx_unlikely(tx->slow & LTX_SLOW_STATS))
-		ltx_stats_commit(tx, nr, nw);
-	else if (wrote)
+	if (ltx_unlikely(tx->slow != 0)) {
+		committed_slow(tx, wrote, nr, nw);
+		return true;
+	}
+	if (wrote)
 		tx->stats.commits_rw++;
 	tx->end_state = 0;
 	store_status(tx, idle_status());
-	if (ltx_unlikely(tx->slow & LTX_SLOW_ACTIONS))
-		run_actions(tx, true);
 	return true;
 }
 
@@ -659,14 +832,10 @@ void ltx_tx_retry(struct ltx_tx *tx)
 		restart(tx, tx->last_status | TM_ABORT_RETRY);
 }
 
-static void release_token(void *arg)
-{
-	ltx_serial_release(arg);
-}
-
 bool ltx_tx_irrevocable(struct ltx_tx *tx)
 {
-	unsigned cause;
+	unsigned spins = 0, cause;
+	bool holds;
 
 	if (ltx_unlikely(tx == &ltx_refuse_tx))
 		return false;
@@ -679,25 +848,28 @@ bool ltx_tx_irrevocable(struct ltx_tx *tx)
 		ltx_tx_doom(tx, TM_ABORT_SIGNAL);
 		return false;
 	}
-	/* Holding lines, waiting for the token could deadlock with its
+	/*
+	 * Holding lines, waiting for the token could deadlock with its
 	 * holder waiting for them: give up instead.  (Lines read hold
-	 * nothing in the invisible mode; in the visible one they are held.) */
-	if (tx->cd.ws_next == tx->cd.ws_base &&
-	    (tx->mode != LTX_MODE_VISIBLE || tx->cd.rs_next == tx->cd.rs_base))
-		ltx_serial_acquire(tx);
-	else if (!ltx_serial_try(tx)) {
-		ltx_tx_doom(tx, TM_ABORT_CONFLICT | TM_ABORT_RETRY);
-		return false;
+	 * nothing in the invisible mode; in the visible one they are held.)
+	 * Live, waiting for an exclusive holder would deadlock too: it
+	 * waits for us to end.  Give up and begin again: begin waits idle.
+	 */
+	holds = tx->cd.ws_next != tx->cd.ws_base ||
+		(tx->mode == LTX_MODE_VISIBLE &&
+		 tx->cd.rs_next != tx->cd.rs_base);
+	while (!ltx_serial_try(tx)) {
+		if (holds || (__atomic_load_n(&ltx_serial_token,
+					      __ATOMIC_RELAXED) &
+			      LTX_SERIAL_EXCL)) {
+			ltx_tx_doom(tx, TM_ABORT_CONFLICT | TM_ABORT_RETRY);
+			return false;
+		}
+		ltx_wait_step(&spins);
 	}
-	/* Release the token however the transaction ends. */
-	if (!ltx_tx_add_action(tx, release_token, tx, true) ||
-	    !ltx_tx_add_action(tx, release_token, tx, false)) {
-		ltx_serial_release(tx);
-		return false;
-	}
+	tx->slow |= LTX_SLOW_SERIAL; /* released however it ends */
 	cause = ops(tx)->make_irrevocable(&tx->cd);
 	if (cause != 0) {
-		ltx_serial_release(tx);
 		ltx_tx_doom(tx, cause);
 		return false;
 	}

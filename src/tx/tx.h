@@ -4,6 +4,7 @@
 #define LTX_TX_TX_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tx/desc.h"
@@ -46,11 +47,39 @@ bool ltx_tx_add_action(struct ltx_tx *tx, void (*fn)(void *), void *arg,
 unsigned ltx_tx_line_state(struct ltx_tx *tx, const void *addr);
 
 /*
- * ltx_tx_count_serial_commit: count a transaction that ran outside the
- * conflict-detection modes (the libitm layer's serial and uninstrumented
- * ones) in tx's statistics, as a committed, irrevocable update.
+ * ltx_tx_begin: begin a transaction now if none is open (front ends that
+ * begin eagerly: a GCC transaction).  May wait for an exclusive one.
  */
-void ltx_tx_count_serial_commit(struct ltx_tx *tx);
+void ltx_tx_begin(struct ltx_tx *tx);
+
+/*
+ * ltx_tx_begin_exclusive: begin a transaction that runs alone (tx idle):
+ * take the serial token exclusive, wait for every running transaction to
+ * end; others wait at their begin until it ends.  It may then read and
+ * write memory directly (GCC's serial modes); it never aborts by itself
+ * (irrevocable: the front end may roll back what it logged and call
+ * ltx_tx_abort).  Not in signal handlers.
+ */
+void ltx_tx_begin_exclusive(struct ltx_tx *tx);
+
+/*
+ * ltx_tx_become_exclusive: make tx's live transaction one that runs
+ * alone: take the token exclusive, wait for the others to end, publish
+ * what it did so far, and go on from there alone.  Returns false if the
+ * token is held by another transaction or the transaction has failed
+ * (it may then be doomed: the caller restarts it, and can begin it
+ * exclusive with ltx_tx_begin_exclusive).
+ */
+bool ltx_tx_become_exclusive(struct ltx_tx *tx);
+
+/*
+ * ltx_tx_actions_mark/unwind: the number of actions registered now; drop
+ * those registered since mark, running the abort ones among them (newest
+ * first).  For closed nesting in the libitm layer.
+ */
+size_t ltx_tx_actions_mark(const struct ltx_tx *tx);
+void ltx_tx_actions_unwind(struct ltx_tx *tx, size_t mark);
+
 
 /* The status word tm_status() reports. */
 unsigned ltx_tx_status(const struct ltx_tx *tx);
@@ -73,6 +102,10 @@ struct ltx_tx *ltx_tx_self(void);
  * take one right after.
  */
 unsigned ltx_tx_other_threads(void);
+
+/* ltx_tx_other_threads_now: the same, as a seq_cst load (the Dekker
+ * pair of the serial token, tx/serial.h). */
+unsigned ltx_tx_other_threads_now(void);
 
 /* ltx_tx_foreach: call fn on every descriptor ever created (live or
  * pooled), under the registry lock.  Not for signal handlers. */

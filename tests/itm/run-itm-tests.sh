@@ -162,4 +162,28 @@ else
 	echo "FAIL: mixed does not build"
 	fail=1
 fi
+# A bank shared by GCC and tm_* transactions, with every kind of GCC
+# transaction (irrevocable, closed nesting) and every documented setting
+# of the serial fallback: money is conserved, audits see the total.
+if $CC -O2 -fgnu-tm -pthread -I"$srcdir/itm" -I"$srcdir/../include" \
+	"$srcdir/itm/mixed_bank.c" -o "$work/mixed_bank.ltx" \
+	-Wl,--no-as-needed -L"$LTXLIBDIR" -lltx \
+	-Wl,-rpath,"$(dirname "$LTXLIB")"; then
+	for t in 2 4; do
+		for m in $modes; do
+			for after in 0 1 100 1000; do
+				n=
+				LTX_MODE=$m LTX_SERIAL_AFTER=$after \
+					LTX_ITM_REPORT=1 \
+					"$work/mixed_bank.ltx" $t 20000 \
+					>"$work/out" 2>"$work/err"
+				rc=$?
+				check "mixed_bank $t+$t threads, $m, LTX_SERIAL_AFTER=$after" yes
+			done
+		done
+	done
+else
+	echo "FAIL: mixed_bank does not build"
+	fail=1
+fi
 exit $fail

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Inline LT/LTX/ST of any size, shared by the tm_* API and the libitm ABI. */
-#ifndef LTX_API_ACCESS_H
-#define LTX_API_ACCESS_H
+/* LT/LTX/ST of any size and alignment, for both front ends (tm_*, libitm). */
+#ifndef LTX_TX_ACCESS_H
+#define LTX_TX_ACCESS_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -102,4 +102,4 @@ static inline uint64_t ltx_access_load_sized(const void *a, unsigned size,
 	return x >> ((p & LTX_WORD_MASK) * 8);
 }
 
-#endif /* LTX_API_ACCESS_H */
+#endif /* LTX_TX_ACCESS_H */
