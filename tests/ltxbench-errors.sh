@@ -70,9 +70,13 @@ ran_nothing "--plot out.jpg"
 expect 1 "not run: libitm: the -fgnu-tm helper /nonexistent: No such file or directory" \
 	"--gnutm /nonexistent" -- $tiny -i libitm -w counter --gnutm /nonexistent
 grep -q "nothing ran" "$tmp/err" || bad "--gnutm /nonexistent: no 'nothing ran'"
+# (with a helper that exists, so that the library is what is missing,
+# also in builds without -fgnu-tm)
+printf '#!/bin/sh\nexit 0\n' >"$tmp/helper"
+chmod +x "$tmp/helper"
 expect 1 "not run: ltx-itm: libltx /nonexistent.so: No such file or directory" \
 	"--libltx /nonexistent.so" -- $tiny -i ltx-itm -w counter \
-	--libltx /nonexistent.so
+	--gnutm "$tmp/helper" --libltx /nonexistent.so
 grep -q "ld.so" "$tmp/err" && bad "--libltx /nonexistent.so reached the loader"
 expect 1 "not run: lockfree does not implement intset-list \(only lifo, counter, hm93-counting\)" \
 	"-i lockfree -w intset-list" -- $tiny -i lockfree -w intset-list
