@@ -1,7 +1,8 @@
 #!/bin/sh
 # man-lint.sh: every man page passes mandoc -Tlint (warnings are errors),
-# every .so alias points at a page that exists, and every .Xr reference
-# resolves to a page of ltx or to a system page named in man-xr-external.txt.
+# every .so alias points at a page that exists, every section-3 page has
+# the same LIBRARY section, and every .Xr reference resolves to a page of
+# ltx or to a system page named in man-xr-external.txt.
 set -u
 mandir=${srcdir:-.}/../man
 allow=${srcdir:-.}/man-xr-external.txt
@@ -23,6 +24,18 @@ for page in "$mandir"/*.[1-9]; do
 			fail=1
 		fi
 		continue
+		;;
+	esac
+	# A library page names the library and how to link it, the same way
+	# on every page.
+	case "$name" in
+	*.3)
+		if ! grep -A1 '^\.Sh LIBRARY$' "$page" |
+			grep -qx 'ltx library (libltx, \\-lltx)'; then
+			echo "man-lint: $name: no LIBRARY section reading" \
+				"'ltx library (libltx, \\-lltx)'"
+			fail=1
+		fi
 		;;
 	esac
 	out=$(mandoc -Tlint -W warning "$page" 2>&1)

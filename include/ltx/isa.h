@@ -7,8 +7,9 @@
 
 /*
  * With these, Figure 8.4 of the article compiles as printed once its
- * "... delay ..." lines are deleted: ltx applies the delay inside a failing
- * VALIDATE() or COMMIT().
+ * "... delay ..." lines are deleted (ltx applies the delay inside a failing
+ * VALIDATE() or COMMIT()) and its data_t is defined.  See tm_lt(3) and
+ * tm_validate(3).
  *
  *   LT(x)      shared transactional load of the object x
  *   LTX(x)     exclusive transactional load of the object x

@@ -180,6 +180,19 @@ void tm__atomic_end(struct tm__atomic *a);
 void tm__atomic_restarted(struct tm__atomic *a);
 void tm__atomic_cleanup(struct tm__atomic *a);
 
+#ifdef __cplusplus
+/*
+ * C++: refused where it is used, with a message, rather than compiled: a
+ * restart would longjmp over the destructors of the block's objects.
+ */
+#if __cplusplus >= 201103L
+#define TM_ATOMIC                                                             \
+	static_assert(false, "TM_ATOMIC is C only: in C++ its restart would " \
+			     "longjmp over destructors; see TM_ATOMIC(3)");
+#else
+#define TM_ATOMIC TM_ATOMIC_is_C_only_see_TM_ATOMIC_3;
+#endif
+#else
 /* setjmp, not sigsetjmp: glibc's saves no signal mask (no system call). */
 #define TM_ATOMIC                                                             \
 	for (struct tm__atomic tm__a                                          \
@@ -188,6 +201,7 @@ void tm__atomic_cleanup(struct tm__atomic *a);
 		if (setjmp(tm__a.tm__buf) != 0)                               \
 			tm__atomic_restarted(&tm__a);                         \
 		else
+#endif
 
 /*
  * tm_retry: abort the transaction (TM_ABORT_EXPLICIT|TM_ABORT_RETRY) and

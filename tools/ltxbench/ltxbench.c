@@ -7,12 +7,15 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,6 +92,7 @@ static struct {
 	enum { OUT_TABLE, OUT_CSV, OUT_JSON, OUT_MARKDOWN } out;
 	const char *plot, *gnutm, *libltx, *cmdline;
 	int progress;
+	bool impls_named; /* -i was given */
 	char load_start[64], load_end[64];
 } opt;
 
@@ -102,21 +106,56 @@ static struct cell *cell_at(int w, int i, long t)
 		      (size_t)t];
 }
 
-static void usage(FILE *f)
+/* usage: the synopsis, and with full the description of every option. */
+static void usage(FILE *f, bool full)
 {
-	fprintf(f,
+	fputs(
 "usage: ltxbench [-q] [-w LIST] [-i LIST] [-t LIST] [-r N] [-d SECONDS]\n"
 "                [-b IMPL] [--size N] [--range N] [--update PCT] [--seed N]\n"
-"                [--csv | --json | --markdown] [--plot FILE.png]\n"
-"                [--gnutm PATH] [--libltx PATH] [--[no-]progress] [-l]\n"
+"                [--csv | --json | --markdown] [--plot FILE.png|FILE.svg]\n"
+"                [--gnutm PATH] [--libltx PATH] [--[no-]progress]\n"
+"       ltxbench -l | -h | -V\n", f);
+	if (!full) {
+		fputs("Try 'ltxbench --help' for what each option does.\n", f);
+		return;
+	}
+	fprintf(f,
+"Runs each workload on each implementation at each thread count, REPS\n"
+"times, each run in a child process and checked at its end; prints the\n"
+"median throughput, the abort rate and the ratio to a baseline.\n"
 "  -q, --quick          short sweep: 0.08 s runs, 3 repetitions\n"
 "  -w, --workloads LIST workloads, comma-separated (default: all; see -l)\n"
-"  -i, --impls LIST     implementations (default: all; see -l)\n"
-"  -t, --threads LIST   thread counts (default: 1,2,4,8)\n"
-"  -r, --reps N         repetitions per point (default: 5)\n"
+"  -i, --impls LIST     implementations, comma-separated (default: all)\n"
+"  -t, --threads LIST   thread counts, 1 to %d (default: 1,2,4,8)\n"
+"  -r, --reps N         runs per point, the median is shown (default: 5)\n"
 "  -d, --duration S     seconds per run (default: 1)\n"
-"  -b, --baseline IMPL  the ratio column's reference (default: mutex)\n"
-"  -l, --list           list workloads and implementations\n");
+"  -b, --baseline IMPL  the ratio column divides by IMPL's figure at the\n"
+"                       same thread count (default: mutex)\n"
+"      --size N         override the workloads' size (elements, accounts,\n"
+"                       slots); the integer sets' range becomes 2N\n"
+"      --range N        override the key range of the integer sets\n"
+"      --update PCT     override the percentage of updating operations\n"
+"      --seed N         seed of the per-thread generators (default: 1)\n"
+"      --csv            print CSV instead of the table\n"
+"      --json           print JSON instead of the table\n"
+"      --markdown       print a Markdown table, with command and machine\n"
+"      --plot FILE      also draw throughput against threads with gnuplot,\n"
+"                       one panel per workload, as PNG or SVG (by FILE's\n"
+"                       extension); FILE is checked before anything runs\n"
+"      --gnutm PATH     the helper built with gcc -fgnu-tm (libitm,\n"
+"                       libitm-ml_wt, ltx-itm; default: $LTXBENCH_GNUTM,\n"
+"                       beside ltxbench, or where it is installed)\n"
+"      --libltx PATH    the libltx.so that ltx-itm preloads (default:\n"
+"                       $LTXBENCH_LIBLTX, or the one ltxbench uses)\n"
+"      --progress       show progress and the time left on standard error\n"
+"      --no-progress    do not (default: progress when it is a terminal)\n"
+"  -l, --list           list workloads and implementations, and exit\n"
+"  -h, --help           print this help, and exit\n"
+"  -V, --version        print the version, and exit\n"
+"Exit status: 0 when every point ran (some implementations may be\n"
+"unavailable), 1 when a run failed, an invariant broke, the plot could\n"
+"not be written or nothing could run, 2 for a bad option.\n",
+		BENCH_MAX_THREADS);
 }
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -129,7 +168,7 @@ usage_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	usage(stderr);
+	usage(stderr, false);
 	exit(2);
 }
 
@@ -455,16 +494,92 @@ static void cpu_model(char *buf, size_t len)
 	fclose(f);
 }
 
+/*
+ * Implementations whose helper or library is missing cannot run: say why
+ * before the sweep, rather than run children that fail one by one.
+ */
+static void check_external(void)
+{
+	static char why_helper[PATH_MAX + 64], why_lib[PATH_MAX + 64];
+	const char *helper = find_gnutm(), *lib = find_libltx();
+	bool helper_ok = executable(helper);
+
+	if (!helper_ok)
+		snprintf(why_helper, sizeof(why_helper),
+			 "the -fgnu-tm helper %s: %s", helper, strerror(errno));
+	if (lib == NULL)
+		snprintf(why_lib, sizeof(why_lib),
+			 "no libltx.so to preload (use --libltx)");
+	else if (access(lib, R_OK) != 0)
+		snprintf(why_lib, sizeof(why_lib), "libltx %s: %s", lib,
+			 strerror(errno));
+	for (int i = 0; i < opt.nim; i++) {
+		int im = opt.im[i];
+
+		if (!impls[im].external || impl_na[im] != NULL)
+			continue;
+		if (!helper_ok)
+			impl_na[im] = why_helper;
+		else if (impls[im].external == 2 && why_lib[0] != '\0')
+			impl_na[im] = why_lib;
+	}
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* "45s", "3m05s", "1h02m". */
+static const char *duration_text(double secs, char *buf, size_t len)
+{
+	long s = (long)(secs + 0.5);
+
+	if (s < 60)
+		snprintf(buf, len, "%lds", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%ldm%02lds", s / 60, s % 60);
+	else
+		snprintf(buf, len, "%ldh%02ldm", s / 3600, s / 60 % 60);
+	return buf;
+}
+
+/*
+ * The progress line: the point, and the time left, estimated from the
+ * runs so far (each run's length plus its start-up) or, before the first,
+ * from the run length alone.
+ */
+static void show_progress(long done, long total, long ran, double elapsed,
+			  int w, int im, long t, int rep)
+{
+	double per = ran > 0 ? elapsed / (double)ran : opt.duration + 0.05;
+	char left[32];
+
+	fprintf(stderr,
+		"\r\033[Kltxbench: %ld/%ld %s on %s, %ld thread%s, run %d of "
+		"%d; about %s left",
+		done + 1, total, WORKLOADS[opt.wl[w]]->name, impls[im].name,
+		opt.threads[t], opt.threads[t] > 1 ? "s" : "", rep + 1,
+		opt.reps,
+		duration_text(per * (double)(total - done), left,
+			      sizeof(left)));
+}
+
+/* Run every point, with a progress line if asked for. */
 static void sweep(void)
 {
-	long total = 0, done = 0;
-	time_t start = time(NULL);
+	long total = 0, done = 0, ran = 0;
+	double start = now();
 
 	for (int w = 0; w < opt.nwl; w++)
 		for (int i = 0; i < opt.nim; i++)
 			for (long t = 0; t < opt.nthreads; t++)
 				if (impl_has(opt.im[i], opt.wl[w]) &&
-				    runs_at(opt.im[i], opt.threads[t]))
+				    runs_at(opt.im[i], opt.threads[t]) &&
+				    impl_na[opt.im[i]] == NULL)
 					total += opt.reps;
 	for (int w = 0; w < opt.nwl; w++) {
 		for (int i = 0; i < opt.nim; i++) {
@@ -478,7 +593,7 @@ static void sweep(void)
 					continue;
 				c->rate = calloc((size_t)opt.reps,
 						 sizeof(double));
-				for (int r = 0; r < opt.reps; r++, done++) {
+				for (int r = 0; r < opt.reps; r++) {
 					long cm = 0, ab = 0;
 					char *na = NULL;
 
@@ -486,27 +601,19 @@ static void sweep(void)
 						c->na = impl_na[im];
 						continue;
 					}
-					if (opt.progress) {
-						long el = time(NULL) - start;
-
-						fprintf(stderr,
-							"\r\033[Kltxbench: "
-							"%ld/%ld %s %s %ld "
-							"thr rep %d (%lds)",
-							done + 1, total,
-							WORKLOADS[opt.wl[w]]
-								->name,
-							impls[im].name,
-							opt.threads[t], r + 1,
-							el);
-					}
+					if (opt.progress)
+						show_progress(done, total, ran,
+							      now() - start, w,
+							      im, t, r);
+					done++;
 					if (run_point(opt.wl[w], im,
 						      opt.threads[t], r,
-						      &c->rate[c->nrates],
-						      &cm, &ab, &na) == 3) {
+						      &c->rate[c->nrates], &cm,
+						      &ab, &na) == 3) {
 						impl_na[im] = c->na = na;
 						continue;
 					}
+					ran++;
 					c->nrates++;
 					c->commits += cm;
 					c->aborts += ab;
@@ -518,6 +625,47 @@ static void sweep(void)
 		fprintf(stderr, "\r\033[K");
 	fprintf(stderr, "ltxbench: %ld runs, each one's invariant checked\n",
 		checked_runs);
+}
+
+/*
+ * Say on standard error what was asked for but could not run: an
+ * implementation that is unavailable here, or a workload that an
+ * implementation does not have.
+ */
+static void report_not_run(void)
+{
+	for (int i = 0; i < opt.nim; i++) {
+		int im = opt.im[i];
+		char missing[512] = "";
+
+		if (impl_na[im] != NULL) {
+			fprintf(stderr, "ltxbench: not run: %s: %s\n",
+				impls[im].name, impl_na[im]);
+			continue;
+		}
+		for (int w = 0; w < opt.nwl; w++) {
+			size_t l = strlen(missing);
+
+			if (!impl_has(im, opt.wl[w]))
+				snprintf(missing + l, sizeof(missing) - l,
+					 "%s%s", l ? ", " : "",
+					 WORKLOADS[opt.wl[w]]->name);
+		}
+		/* The default sweep asks every implementation for every
+		 * workload; only a named one's gaps are worth a line. */
+		if (missing[0] != '\0' && opt.impls_named) {
+			fprintf(stderr,
+				"ltxbench: not run: %s does not "
+				"implement %s (only",
+				impls[im].name, missing);
+			for (int k = 0; impls[im].workloads != NULL &&
+					impls[im].workloads[k] != NULL;
+			     k++)
+				fprintf(stderr, "%s %s", k ? "," : "",
+					impls[im].workloads[k]->name);
+			fprintf(stderr, ")\n");
+		}
+	}
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -833,25 +981,172 @@ static bool gnuplot_found(void)
 	return found;
 }
 
-/* Throughput against threads, one panel per workload, one line per impl. */
+/*
+ * How each implementation is drawn, the same in every panel: a dark colour
+ * (readable on white), a marker and a dash pattern.  seq runs at one
+ * thread only, so it is drawn as a horizontal line at its figure.
+ */
+static const struct look {
+	const char *color;
+	int point, dash;
+} looks[] = {
+	{"#000000", -1, 2}, /* seq */
+	{"#0046ad", 7, 1},  /* ltx-invisible */
+	{"#6a1b9a", 5, 1},  /* ltx-visible */
+	{"#c62828", 9, 3},  /* mutex */
+	{"#e65100", 11, 4}, /* spin */
+	{"#2e7d32", 13, 5}, /* lockfree */
+	{"#795548", 4, 2},  /* libitm */
+	{"#546e7a", 6, 2},  /* libitm-ml_wt */
+	{"#00838f", 8, 1},  /* ltx-itm */
+};
+_Static_assert(sizeof(looks) / sizeof(looks[0]) == NIMPLS,
+	       "one look per implementation");
+
+static enum { PLOT_PNG, PLOT_SVG } plot_format;
+static bool plot_created, plot_written;
+
+/* A plot file this run created but never wrote is removed at exit. */
+static void remove_unwritten_plot(void)
+{
+	if (plot_created && !plot_written)
+		unlink(opt.plot);
+}
+
+/*
+ * --plot FILE, before anything runs: the format comes from the extension
+ * (.png or .svg; anything else is a usage error), and the file must be
+ * writable now, not after minutes of runs.  The file is opened without
+ * truncation, so an existing one keeps its content until the plot
+ * replaces it.  Returns 0, or 1 after a message.
+ */
+static int check_plot_path(void)
+{
+	const char *dot = strrchr(opt.plot, '.');
+	const char *slash = strrchr(opt.plot, '/');
+	struct stat st;
+	bool existed;
+	int fd;
+
+	if (dot == NULL || (slash != NULL && dot < slash))
+		usage_error("--plot %s: name the file .png or .svg (the "
+			    "format follows the extension)",
+			    opt.plot);
+	if (strcasecmp(dot, ".png") == 0)
+		plot_format = PLOT_PNG;
+	else if (strcasecmp(dot, ".svg") == 0)
+		plot_format = PLOT_SVG;
+	else
+		usage_error("--plot %s: '%s' is not a format ltxbench writes; "
+			    "name the file .png or .svg",
+			    opt.plot, dot);
+	existed = stat(opt.plot, &st) == 0;
+	if (existed && S_ISDIR(st.st_mode)) {
+		fprintf(stderr,
+			"ltxbench: --plot %s: is a directory; nothing "
+			"was run\n",
+			opt.plot);
+		return 1;
+	}
+	fd = open(opt.plot, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		fprintf(stderr,
+			"ltxbench: --plot %s: cannot write it: %s; "
+			"nothing was run\n",
+			opt.plot, strerror(errno));
+		return 1;
+	}
+	close(fd);
+	if (!existed) {
+		plot_created = true;
+		atexit(remove_unwritten_plot);
+	}
+	return 0;
+}
+
+/* Write s as a gnuplot single-quoted string ('' stands for '). */
+static void gp_string(FILE *g, const char *s)
+{
+	fputc('\'', g);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', g);
+		fputc(*s, g);
+	}
+	fputc('\'', g);
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* "exited with status 3", "was killed by signal 9 (Killed)". */
+static const char *describe_status(int status, char *buf, size_t len)
+{
+	if (status == -1)
+		snprintf(buf, len, "could not be waited for: %s",
+			 strerror(errno));
+	else if (WIFEXITED(status))
+		snprintf(buf, len, "exited with status %d",
+			 WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "was killed by signal %d (%s)",
+			 WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "stopped (wait status %#x)", status);
+	return buf;
+}
+
+/*
+ * Throughput against threads, one panel per workload and one more for the
+ * legend, so that no key covers data.  Both axes are logarithmic; the x
+ * ticks are the thread counts run, the y labels one format (1M, 10M...),
+ * and each panel's y range spans its data, so single points and flat
+ * lines draw without gnuplot's "empty range" warnings.
+ */
 static int plot(void)
 {
-	int cols = opt.nwl < 3 ? opt.nwl : 3;
-	int rows = (opt.nwl + cols - 1) / cols;
-	FILE *g = popen("gnuplot", "w");
+	int cells = opt.nwl + 1;
+	int cols = cells < 3 ? cells : 3;
+	int rows = (cells + cols - 1) / cols;
+	long th[BENCH_MAX_THREADS];
+	bool drawn[NIMPLS] = {false};
+	char why[128];
+	struct stat st;
+	FILE *g;
 	int rc;
 
+	memcpy(th, opt.threads, sizeof(long) * (size_t)opt.nthreads);
+	qsort(th, (size_t)opt.nthreads, sizeof(long), cmp_long);
+	/* gnuplot's standard output would get the image if it could not
+	 * open the file: keep it off the terminal. */
+	g = popen("exec gnuplot >/dev/null", "w");
 	if (g == NULL) {
 		fprintf(stderr, "ltxbench: cannot run gnuplot: %s\n",
 			strerror(errno));
 		return 1;
 	}
-	fprintf(g, "set terminal png noenhanced size %d,%d\n", 480 * cols,
-		360 * rows);
-	fprintf(g, "set output '%s'\n", opt.plot);
-	fprintf(g, "set key top left font ',8'\nset grid\n"
-		   "set xlabel 'threads'\nset ylabel 'ops/s'\n"
-		   "set logscale x 2\nset logscale y 10\n");
+	if (plot_format == PLOT_SVG)
+		fprintf(g,
+			"set terminal svg noenhanced size %d,%d "
+			"font 'sans,11' background '#ffffff'\n",
+			480 * cols, 360 * rows);
+	else
+		fprintf(g,
+			"set terminal pngcairo noenhanced size %d,%d "
+			"font 'sans,10'\n",
+			480 * cols, 360 * rows);
+	fprintf(g, "set output ");
+	gp_string(g, opt.plot);
+	fprintf(g, "\n");
+	for (size_t k = 0; k < NIMPLS; k++)
+		fprintf(g,
+			"set style line %zu lc rgb '%s' lw 2 pt %d ps 1.3 "
+			"dt %d\n",
+			k + 1, looks[k].color, looks[k].point, looks[k].dash);
 	for (int w = 0; w < opt.nwl; w++)
 		for (int i = 0; i < opt.nim; i++) {
 			fprintf(g, "$d%d_%d << EOD\n", w, i);
@@ -864,31 +1159,113 @@ static int plot(void)
 			}
 			fprintf(g, "EOD\n");
 		}
-	fprintf(g, "set multiplot layout %d,%d\n", rows, cols);
+	fprintf(g, "set multiplot layout %d,%d title ", rows, cols);
+	snprintf(why, sizeof(why),
+		 "ltxbench: median of %d run%s of %g s per "
+		 "point",
+		 opt.reps, opt.reps > 1 ? "s" : "", opt.duration);
+	gp_string(g, why);
+	fprintf(g,
+		"\nunset key\nset grid\nset logscale x 2\nset logscale y 10\n"
+		"set xrange [%g:%g]\nset xtics (",
+		(double)th[0] / 1.5, (double)th[opt.nthreads - 1] * 1.5);
+	for (long t = 0; t < opt.nthreads; t++)
+		if (t == 0 || th[t] != th[t - 1])
+			fprintf(g, "%s%ld", t ? ", " : "", th[t]);
+	fprintf(g, ")\nset format y '%%.0s%%c'\nset xlabel 'threads'\n"
+		   "set ylabel 'operations per second'\n");
 	for (int w = 0; w < opt.nwl; w++) {
 		const char *sep = "plot ";
+		double lo = 0, hi = 0;
 
-		fprintf(g, "set title '%s'\n", WORKLOADS[opt.wl[w]]->name);
+		for (int i = 0; i < opt.nim; i++)
+			for (long t = 0; t < opt.nthreads; t++) {
+				struct row r;
+
+				if (!get_row(w, i, t, &r) || r.na != NULL ||
+				    r.med <= 0)
+					continue;
+				lo = lo > 0 && lo < r.med ? lo : r.med;
+				hi = hi > r.med ? hi : r.med;
+			}
+		fprintf(g, "set title ");
+		gp_string(g, WORKLOADS[opt.wl[w]]->name);
+		fprintf(g, "\n");
+		if (hi <= 0) {
+			fprintf(g, "set yrange [1:1000]\nset label 1 'nothing "
+				   "ran' at graph 0.5,0.5 center\n"
+				   "plot 1e9 notitle\nunset label 1\n");
+			continue;
+		}
+		fprintf(g, "set yrange [%g:%g]\n", lo / 3, hi * 3);
 		for (int i = 0; i < opt.nim; i++) {
+			int k = opt.im[i];
 			bool any = false;
+			double one = 0;
 
-			for (long t = 0; t < opt.nthreads; t++)
-				any |= cell_at(w, i, t)->nrates > 0;
+			for (long t = 0; t < opt.nthreads; t++) {
+				struct cell *c = cell_at(w, i, t);
+
+				any |= c->nrates > 0;
+				if (c->nrates > 0 && opt.threads[t] == 1)
+					one = median(c);
+			}
 			if (!any)
 				continue;
-			fprintf(g, "%s$d%d_%d using 1:2 with linespoints "
-				   "title '%s'", sep, w, i,
-				impls[opt.im[i]].name);
+			drawn[k] = true;
+			if (impls[k].single_thread_only && one > 0)
+				fprintf(g, "%s%.0f with lines ls %d notitle",
+					sep, one, k + 1);
+			else
+				fprintf(g,
+					"%s$d%d_%d using 1:2 with "
+					"linespoints ls %d notitle",
+					sep, w, i, k + 1);
 			sep = ", ";
 		}
-		fprintf(g, "%s\n", *sep == 'p' ? "plot 0 notitle" : "");
+		fprintf(g, "\n");
+	}
+	/* The legend's own panel: keys of data-free curves. */
+	fprintf(g, "unset title\nunset xlabel\nunset ylabel\nunset grid\n"
+		   "unset border\nunset tics\nunset logscale\n"
+		   "set xrange [0:1]\nset yrange [0:1]\n"
+		   "set key center center vertical Left reverse spacing 1.4 "
+		   "samplen 4 font ',12'\n");
+	{
+		const char *sep = "plot ";
+
+		for (size_t k = 0; k < NIMPLS; k++) {
+			if (!drawn[k])
+				continue;
+			fprintf(g, "%s2 with %s ls %zu title '%s%s'", sep,
+				impls[k].single_thread_only ? "lines"
+							    : "linespoints",
+				k + 1, impls[k].name,
+				impls[k].single_thread_only ? " (1 thread)"
+							    : "");
+			sep = ", ";
+		}
+		if (*sep == 'p')
+			fprintf(g, "set label 1 'nothing ran' at graph 0.5,0.5 "
+				   "center\nplot 2 notitle");
+		fprintf(g, "\n");
 	}
 	fprintf(g, "unset multiplot\n");
 	rc = pclose(g);
 	if (rc != 0) {
-		fprintf(stderr, "ltxbench: gnuplot failed (status %d)\n", rc);
+		fprintf(stderr,
+			"ltxbench: the plot was not written: gnuplot "
+			"%s\n",
+			describe_status(rc, why, sizeof(why)));
 		return 1;
 	}
+	if (stat(opt.plot, &st) != 0 || st.st_size == 0) {
+		fprintf(stderr, "ltxbench: gnuplot wrote nothing to %s\n",
+			opt.plot);
+		return 1;
+	}
+	plot_written = true;
+	fprintf(stderr, "ltxbench: plot written to %s\n", opt.plot);
 	return 0;
 }
 
@@ -951,7 +1328,7 @@ int main(int argc, char **argv)
 			break;
 		case 'b': base = optarg; break;
 		case 'l': list(); return 0;
-		case 'h': usage(stdout); return 0;
+		case 'h': usage(stdout, true); return 0;
 		case 'V': printf("ltxbench %s\n", LTXBENCH_VERSION); return 0;
 		case 'S':
 			opt.user.size = parse_long(optarg, 0, 1L << 26, "size");
@@ -994,6 +1371,7 @@ int main(int argc, char **argv)
 	else
 		for (int w = 0; WORKLOADS[w] != NULL; w++)
 			opt.wl[opt.nwl++] = w;
+	opt.impls_named = ims != NULL;
 	if (ims != NULL)
 		parse_list(ims, add_impl);
 	else
@@ -1016,9 +1394,13 @@ int main(int argc, char **argv)
 	}
 	if (opt.plot != NULL && !gnuplot_found()) {
 		fprintf(stderr, "ltxbench: --plot needs gnuplot, which is not "
-			"in PATH (install gnuplot or gnuplot-nox)\n");
+			"in PATH (install gnuplot or gnuplot-nox); nothing was "
+			"run\n");
 		return 1;
 	}
+	if (opt.plot != NULL && check_plot_path() != 0)
+		return 1;
+	check_external();
 	for (int k = 1; k < argc; k++) {
 		size_t l = strlen(cmd);
 
@@ -1037,6 +1419,12 @@ int main(int argc, char **argv)
 	case OUT_MARKDOWN: print_markdown(); break;
 	}
 	fflush(stdout);
+	report_not_run();
+	if (checked_runs == 0) {
+		fprintf(stderr, "ltxbench: nothing ran%s\n",
+			opt.plot != NULL ? "; no plot written" : "");
+		return 1;
+	}
 	if (opt.plot != NULL)
 		return plot();
 	return 0;
