@@ -95,14 +95,16 @@ ltx_inv_lock(struct ltx_cd *cd, uintptr_t *orec, uintptr_t v,
 
 	if (ltx_unlikely(w == cd->ws_end))
 		return NULL;
+	/* Filled before the CAS: a signal handler that lands right after
+	 * it finds the orec it took and its old version (release_held). */
+	w->orec = orec;
+	w->old_version = v;
 	if (ltx_unlikely(!__atomic_compare_exchange_n(
 		    orec, &v, ltx_orec_lock_word(w), false, __ATOMIC_ACQUIRE,
 		    __ATOMIC_RELAXED)))
 		return NULL;
 	cd->ws_next = w + 1;
 	w->line = (uintptr_t)addr & ~LTX_LINE_MASK;
-	w->orec = orec;
-	w->old_version = v;
 	w->link = 0;
 	return w;
 }

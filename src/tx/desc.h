@@ -36,6 +36,7 @@ enum ltx_status {
 #define LTX_SLOW_ACTIONS 1u /* actions are registered (tx.c) */
 #define LTX_SLOW_STATS 2u   /* statistics count every commit (tx/stats.c) */
 #define LTX_SLOW_SERIAL 4u  /* holds the serial token (tx/serial.h) */
+#define LTX_SLOW_STATIC 8u  /* ltx_boot_tx, ltx_refuse_tx: not a thread's */
 
 static inline bool ltx_status_idle(int status)
 {
@@ -119,7 +120,6 @@ struct ltx_tx {
 	 * cd.irrevocable; a handler descriptor has cd.no_alloc set.
 	 */
 	struct ltx_checkpoint *checkpoint;
-	unsigned atomic_depth;	   /* TM_ATOMIC blocks open (flat nesting) */
 	struct ltx_tx *handler_tx; /* runs this thread's handler txs */
 	struct ltx_tx *parent;	   /* of a handler descriptor: the main one */
 
@@ -143,28 +143,32 @@ struct ltx_tx {
 };
 
 /*
- * struct ltx_checkpoint: where a restartable block resumes.  restart(cp,
+ * struct ltx_checkpoint: where a restartable block resumes.  ops->restart(cp,
  * cause) is called on the owning thread with the transaction doomed (not
  * yet ended) or already ended, from ordinary code or from the fault
  * handler (the signal mask already restored); it must not return.  It
  * jumps back to the block, which then ends the transaction if it is still
  * open (ltx_tx_rollback) and runs again, or leaves the block when cause is
- * TM_ABORT_EXPLICIT without TM_ABORT_RETRY (tm_abort()).  arg is free for
- * the owner's use.
+ * TM_ABORT_EXPLICIT without TM_ABORT_RETRY (tm_abort()).  The owner embeds
+ * the checkpoint in its own state and finds that from cp.
  *
- * Rules for every conflict-detection mode (the visible one included):
- * implement make_irrevocable (cd.h): an irrevocable transaction holds
- * every line it has read or written, never dooms itself on a conflict and
- * waits for the holder instead (holders are never irrevocable, and
- * ordinary transactions never wait, so the wait ends); an update commit
- * stores LTX_COMMITTING in status at its commit point, after checking that
- * status is still LTX_ACTIVE (a signal may have doomed it).  A descriptor
- * with no_alloc set must fail with TM_ABORT_CAPACITY rather than grow its
- * logs (it runs in signal handlers).
+ * A jump out of the block (rt/jump.h) ends its transaction -- aborted, or
+ * committed if it is irrevocable (it cannot be undone) -- and calls left.
  */
-struct ltx_checkpoint {
+struct ltx_checkpoint_ops {
 	void (*restart)(struct ltx_checkpoint *cp, unsigned cause);
-	void *arg;
+	/* left: a jump (longjmp, siglongjmp) or an unwind took the thread
+	 * out of the block, whose transaction the transaction layer has
+	 * ended; the owner forgets the block (its frame is gone).  May be
+	 * NULL. */
+	void (*left)(struct ltx_checkpoint *cp);
+};
+
+struct ltx_checkpoint {
+	const struct ltx_checkpoint_ops *ops;
+	/* The stack pointer of the block's frame: a jump to this frame or an
+	 * outer one leaves the block (rt/jump.h). */
+	uintptr_t sp;
 };
 
 /*

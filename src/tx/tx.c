@@ -32,6 +32,7 @@ static uintptr_t boot_orecs[1];
 
 struct ltx_tx ltx_boot_tx = {
 	.status = LTX_IDLE_SLOW,
+	.slow = LTX_SLOW_STATIC,
 	.cd = { .orecs = boot_orecs, .orec_mul = LTX_HASH_MUL },
 };
 
@@ -39,6 +40,7 @@ static uintptr_t refuse_orecs[1];
 
 struct ltx_tx ltx_refuse_tx = {
 	.status = LTX_IDLE_SLOW,
+	.slow = LTX_SLOW_STATIC,
 	.cd = { .orecs = refuse_orecs, .orec_mul = LTX_HASH_MUL, .no_alloc = 1 },
 };
 
@@ -141,7 +143,6 @@ static void thread_exit(void *arg)
 		run_actions(tx, false);
 	}
 	tx->checkpoint = NULL;
-	tx->atomic_depth = 0;
 	ltx_mem_thread_exit(tx);
 	ltx_self = &ltx_boot_tx;
 	pthread_mutex_lock(&registry_lock);
@@ -237,7 +238,6 @@ struct ltx_tx *ltx_tx_self(void)
 	tx->mode = ltx_config.mode;
 	store_status(tx, idle_status()); /* tm_free reads it (tx/mem.c) */
 	tx->checkpoint = NULL;
-	tx->atomic_depth = 0;
 	tx->rng = ((uint64_t)(uintptr_t)tx * LTX_HASH_MUL) ^ ltx_cycles();
 	if (tx->rng == 0)
 		tx->rng = 1;
@@ -548,7 +548,7 @@ static void restart(struct ltx_tx *tx, unsigned cause)
 {
 	struct ltx_checkpoint *cp = tx->checkpoint;
 
-	cp->restart(cp, cause);
+	cp->ops->restart(cp, cause);
 	abort(); /* a checkpoint's restart must not return */
 }
 
@@ -819,6 +819,24 @@ void ltx_tx_abort(struct ltx_tx *tx)
 	/* In a restartable block, tm_abort() leaves the block. */
 	if (tx->checkpoint != NULL)
 		restart(tx, TM_ABORT_EXPLICIT);
+}
+
+void ltx_tx_leave_block(struct ltx_tx *tx)
+{
+	struct ltx_checkpoint *cp = tx->checkpoint;
+	int st = load_status(tx);
+
+	/* No restart from here on: the block is gone. */
+	tx->checkpoint = NULL;
+	if (st == LTX_ACTIVE && tx->cd.irrevocable)
+		(void)ltx_tx_commit(tx); /* done in place: cannot be undone */
+	else if (!ltx_status_idle(st))
+		finish_abort(tx,
+			     (st == LTX_DOOMED ? tx->cause : 0) |
+				     TM_ABORT_EXPLICIT,
+			     false);
+	if (cp != NULL && cp->ops->left != NULL)
+		cp->ops->left(cp);
 }
 
 void ltx_tx_retry(struct ltx_tx *tx)
