@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -181,31 +182,92 @@ static void *refresh_thread(void *arg)
 	return NULL;
 }
 
-/* The exit summary, from the segment just written. */
+/*
+ * LTX_STATS_FILE, opened as the caller could open it: never through a
+ * symbolic link (O_NOFOLLOW: a link planted in a shared directory cannot
+ * redirect the summary), and, in a program running with privileges its
+ * caller lacks, with the caller's file-system identity (setfsuid), so it
+ * never creates or truncates a file the caller could not write.  Non-
+ * blocking, so a FIFO with no reader fails at once instead of hanging the
+ * exit; only a regular file is truncated.  Returns a stream or NULL with
+ * errno set.
+ */
+static FILE *open_summary_file(const char *path)
+{
+	bool priv = getuid() != geteuid() || getgid() != getegid();
+	int old_uid = 0, old_gid = 0, fd, flags, err;
+	struct stat st;
+	FILE *f;
+
+	if (priv) {
+		old_gid = setfsgid(getgid());
+		old_uid = setfsuid(getuid());
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+			       O_CLOEXEC,
+		  0666);
+	err = errno;
+	if (priv) {
+		setfsuid((uid_t)old_uid);
+		setfsgid((gid_t)old_gid);
+	}
+	if (fd < 0) {
+		errno = err;
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0 ||
+	    (S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0) ||
+	    (flags = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 ||
+	    (f = fdopen(fd, "w")) == NULL) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	return f;
+}
+
+/* The exit summary, from the segment just written: to LTX_STATS_FILE, or
+ * to stderr when that cannot be opened or written (said on stderr). */
 static void print_summary(void)
 {
 	struct ltx_statseg_view v;
-	FILE *out = stderr;
+	const char *path = ltx_config.stats_file;
+	FILE *out;
 
 	/* A process that never used ltx (a shell the program runs, with
 	 * the environment inherited) has nothing to say. */
 	if (ltx_statseg_parse(seg, sizeof(*seg), &v) != LTX_STATSEG_OK ||
 	    v.c->threads == 0)
 		return;
-	if (ltx_config.stats_file[0] != '\0') {
-		out = fopen(ltx_config.stats_file, "w");
+	if (path[0] != '\0') {
+		out = open_summary_file(path);
 		if (out == NULL) {
 			fprintf(stderr, "ltx: LTX_STATS_FILE: cannot open %s: "
+				"%s%s; summary on stderr\n",
+				path, strerror(errno),
+				errno == ELOOP ? " (a symbolic link is not "
+						 "followed)"
+					       : "");
+		} else {
+			int err = 0;
+
+			errno = 0;
+			ltx_statseg_print(out, &v, NULL, NULL);
+			if (fflush(out) != 0 || ferror(out))
+				err = errno ? errno : EIO;
+			if (fclose(out) != 0 && err == 0)
+				err = errno;
+			if (err == 0)
+				return;
+			fprintf(stderr, "ltx: LTX_STATS_FILE: cannot write %s: "
 				"%s; summary on stderr\n",
-				ltx_config.stats_file, strerror(errno));
-			out = stderr;
+				path, strerror(err));
 		}
 	}
-	ltx_statseg_print(out, &v, NULL, NULL);
-	if (out != stderr)
-		fclose(out);
-	else
-		fflush(out);
+	ltx_statseg_print(stderr, &v, NULL, NULL);
+	fflush(stderr);
 }
 
 static void at_exit(void)
@@ -246,7 +308,7 @@ static void read_command(char *buf, size_t len)
 
 static void start_once(void)
 {
-	const char *keep = getenv("LTX_STATS_KEEP");
+	const char *keep = secure_getenv("LTX_STATS_KEEP");
 	pthread_attr_t attr;
 	sigset_t all, old;
 	pthread_t thread;
