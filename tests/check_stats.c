@@ -45,23 +45,10 @@ START_TEST(test_stats_get_rejects_small_size)
 }
 END_TEST
 
-/* A valid, empty segment laid out as the writer does. */
+/* A valid segment laid out as the writer does, with one site. */
 static void make_segment(struct ltx_statseg *s)
 {
-	memset(s, 0, sizeof(*s));
-	s->h.magic = LTX_STATSEG_MAGIC;
-	s->h.version = LTX_STATSEG_VERSION;
-	s->h.header_size = sizeof(s->h);
-	s->h.size = sizeof(*s);
-	s->h.pid = 1;
-	s->h.counters_off = offsetof(struct ltx_statseg, c);
-	s->h.counters_size = sizeof(s->c);
-	s->h.sites_off = offsetof(struct ltx_statseg, sites);
-	s->h.site_size = sizeof(s->sites[0]);
-	s->h.nsites_max = LTX_STATSEG_SITES;
-	s->h.objs_off = offsetof(struct ltx_statseg, objs);
-	s->h.obj_size = sizeof(s->objs[0]);
-	s->h.nobjs_max = LTX_STATSEG_OBJS;
+	ltx_statseg_layout(s, 1);
 	s->h.nsites = 1;
 	s->sites[0].nframes = 1;
 	s->sites[0].frames[0].obj = -1;
@@ -77,7 +64,12 @@ START_TEST(test_statseg_parse_accepts_valid_rejects_bad)
 	ck_assert_int_eq(ltx_statseg_parse(s, sizeof(*s) - 1, &v),
 			 LTX_STATSEG_ETRUNC);
 	ck_assert_int_eq(ltx_statseg_parse(s, 4, &v), LTX_STATSEG_ETRUNC);
-	s->h.version = 2;
+	s->h.version = LTX_STATSEG_VERSION - 1;
+	ck_assert_int_eq(ltx_statseg_parse(s, sizeof(*s), &v),
+			 LTX_STATSEG_EVERSION);
+	/* The same version from a build with another counter list. */
+	make_segment(s);
+	s->h.fields[3] ^= 1;
 	ck_assert_int_eq(ltx_statseg_parse(s, sizeof(*s), &v),
 			 LTX_STATSEG_EVERSION);
 	make_segment(s);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The statistics segment's reader: checks, and the summary ltxstat prints. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +43,10 @@ int ltx_statseg_parse(const void *buf, size_t len,
 		return LTX_STATSEG_EVERSION;
 	if (len < sizeof(*h))
 		return LTX_STATSEG_ETRUNC;
+	/* The same version from a build with another counter list. */
+	if (strncmp(h->fields, LTX_STATS_NAMES, sizeof(h->fields)) != 0 ||
+	    h->counters_size != sizeof(*v->c))
+		return LTX_STATSEG_EVERSION;
 	if (h->header_size != sizeof(*h) || h->size < sizeof(*h))
 		return LTX_STATSEG_ECORRUPT;
 	if (h->size > len)
@@ -90,6 +95,25 @@ corrupt:
 	return LTX_STATSEG_ECORRUPT;
 }
 
+void ltx_statseg_layout(struct ltx_statseg *s, int64_t pid)
+{
+	memset(s, 0, sizeof(*s));
+	s->h.magic = LTX_STATSEG_MAGIC;
+	s->h.version = LTX_STATSEG_VERSION;
+	s->h.header_size = sizeof(s->h);
+	s->h.size = sizeof(*s);
+	s->h.pid = pid;
+	s->h.counters_off = offsetof(struct ltx_statseg, c);
+	s->h.counters_size = sizeof(s->c);
+	s->h.sites_off = offsetof(struct ltx_statseg, sites);
+	s->h.site_size = sizeof(s->sites[0]);
+	s->h.nsites_max = LTX_STATSEG_SITES;
+	s->h.objs_off = offsetof(struct ltx_statseg, objs);
+	s->h.obj_size = sizeof(s->objs[0]);
+	s->h.nobjs_max = LTX_STATSEG_OBJS;
+	snprintf(s->h.fields, sizeof(s->h.fields), "%s", LTX_STATS_NAMES);
+}
+
 const char *ltx_statseg_strerror(int err)
 {
 	switch (err) {
@@ -100,7 +124,7 @@ const char *ltx_statseg_strerror(int err)
 	case LTX_STATSEG_EMAGIC:
 		return "not an ltx statistics segment (bad magic number)";
 	case LTX_STATSEG_EVERSION:
-		return "segment layout of another version";
+		return "segment layout of another version of ltx";
 	case LTX_STATSEG_ECORRUPT:
 		return "corrupt segment (inconsistent fields)";
 	case LTX_STATSEG_EBUSY:
@@ -110,14 +134,14 @@ const char *ltx_statseg_strerror(int err)
 	}
 }
 
-static const char *const cause_names[LTX_STATSEG_CAUSES] = {
+static const char *const cause_names[LTX_STATS_CAUSES] = {
 	"explicit", "retry",  "conflict", "capacity", "debug",
 	"nested",   "signal", "fault",    "validate", "nomem",
 };
 
 const char *ltx_statseg_cause_name(unsigned bit, char *buf, size_t len)
 {
-	if (bit < LTX_STATSEG_CAUSES && cause_names[bit] != NULL)
+	if (bit < LTX_STATS_CAUSES && cause_names[bit] != NULL)
 		return cause_names[bit];
 	snprintf(buf, len, "bit%u", bit);
 	return buf;
@@ -210,12 +234,12 @@ static void hist(FILE *out, const char *what, const uint64_t *h)
 {
 	uint64_t total = 0;
 
-	for (int b = 0; b < LTX_STATSEG_HIST; b++)
+	for (int b = 0; b < LTX_STATS_HIST; b++)
 		total += h[b];
 	if (total == 0)
 		return;
 	fprintf(out, "  %-26s", what);
-	for (int b = 0; b < LTX_STATSEG_HIST; b++) {
+	for (int b = 0; b < LTX_STATS_HIST; b++) {
 		char range[24];
 
 		if (h[b] == 0)
@@ -224,7 +248,7 @@ static void hist(FILE *out, const char *what, const uint64_t *h)
 			snprintf(range, sizeof(range), "0");
 		else if (b == 1)
 			snprintf(range, sizeof(range), "1");
-		else if (b == LTX_STATSEG_HIST - 1)
+		else if (b == LTX_STATS_HIST - 1)
 			snprintf(range, sizeof(range), ">=%llu",
 				 1ull << (b - 1));
 		else
@@ -260,7 +284,7 @@ static const char *frame_name(const struct ltx_statseg_view *v,
 void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 		       ltx_statseg_resolve_fn resolve, void *ctx)
 {
-	const struct ltx_statseg_counters *c = v->c;
+	const struct ltx_stats *c = v->c;
 	uint64_t commits = c->commits_ro + c->commits_rw;
 	uint64_t tries = commits + c->aborts;
 	double secs = elapsed_s(v);
@@ -276,7 +300,7 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 	line_pct(out, c->commits_ro, 2, "read-only", commits, "");
 	line_pct(out, c->commits_rw, 2, "update", commits, "");
 	line_pct(out, c->aborts, 0, "aborts", tries, "transactions");
-	for (unsigned bit = 0; bit < LTX_STATSEG_CAUSES; bit++) {
+	for (unsigned bit = 0; bit < LTX_STATS_CAUSES; bit++) {
 		char cb[16];
 
 		if (c->abort_cause[bit] == 0)
@@ -306,6 +330,11 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 		line(out, c->bus_busy, 0, "bus BUSY", "");
 		line(out, c->bus_writeback, 0, "bus write-backs", "");
 	}
+	/* The list's plain counters (show LINE), when not zero. */
+#define TEXT_LINE(name, dim, abi, show, what)                                 \
+	LTX_STATS_LINE_##show(if (c->name != 0) line(out, c->name, 0, what, "");)
+	LTX_STATS_FIELDS(TEXT_LINE)
+#undef TEXT_LINE
 	fprintf(out, "  %15.6f  %-26s # %5.1f %% of %" PRIu64
 		" thread(s) x elapsed\n",
 		backoff_s(v), "s backoff",
@@ -360,32 +389,43 @@ static void json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-static void json_array(FILE *out, const char *key, const uint64_t *a, int n)
+/* "key":n, or "key":[n,...] for an array field. */
+static void json_words(FILE *out, const char *key, const uint64_t *a,
+		       size_t bytes, bool array)
 {
-	fprintf(out, "\"%s\":[", key);
-	for (int i = 0; i < n; i++)
+	fprintf(out, ",\"%s\":%s", key, array ? "[" : "");
+	for (size_t i = 0; i < bytes / sizeof(*a); i++)
 		fprintf(out, "%s%" PRIu64, i ? "," : "", a[i]);
-	fprintf(out, "]");
+	fputs(array ? "]" : "", out);
 }
+
+/* Every field of the list that --json shows, under its own name. */
+#define JSON_TM(c, name) JSON_STORED(c, name)
+#define JSON_LTX(c, name) JSON_STORED(c, name)
+#define JSON_STORED(c, name)                                                  \
+	json_words(out, #name, (const uint64_t *)&(c)->name,                  \
+		   sizeof((c)->name), sizeof((c)->name) != sizeof(uint64_t));
+#define JSON_SUM(c, name)                                                     \
+	json_words(out, #name, (const uint64_t[]){ LTX_STATS_SUM_##name(c) }, \
+		   sizeof(uint64_t), false);
+#define JSON_FIELD(name, dim, abi, show, what)                                \
+	LTX_STATS_JSON_##show(JSON_##abi(c, name))
 
 void ltx_statseg_print_json(FILE *out, const struct ltx_statseg_view *v,
 			    ltx_statseg_resolve_fn resolve, void *ctx)
 {
-	const struct ltx_statseg_counters *c = v->c;
+	const struct ltx_stats *c = v->c;
 	char name[512], cb[16];
 
 	fprintf(out, "{\"version\":%u,\"pid\":%" PRId64 ",\"command\":",
 		v->h->version, v->h->pid);
 	json_str(out, v->h->command);
-	fprintf(out,
-		",\"final\":%s,\"elapsed_s\":%.6f,\"threads\":%" PRIu64
-		",\"commits\":%" PRIu64 ",\"commits_ro\":%" PRIu64
-		",\"commits_rw\":%" PRIu64 ",\"aborts\":%" PRIu64
-		",\"abort_causes\":{",
+	fprintf(out, ",\"final\":%s,\"elapsed_s\":%.6f,\"backoff_s\":%.6f",
 		v->h->flags & LTX_STATSEG_FINAL ? "true" : "false",
-		elapsed_s(v), c->threads, c->commits_ro + c->commits_rw,
-		c->commits_ro, c->commits_rw, c->aborts);
-	for (unsigned bit = 0, first = 1; bit < LTX_STATSEG_CAUSES; bit++) {
+		elapsed_s(v), backoff_s(v));
+	LTX_STATS_FIELDS(JSON_FIELD)
+	fprintf(out, ",\"abort_causes\":{");
+	for (unsigned bit = 0, first = 1; bit < LTX_STATS_CAUSES; bit++) {
 		if (c->abort_cause[bit] == 0)
 			continue;
 		fprintf(out, "%s\"%s\":%" PRIu64, first ? "" : ",",
@@ -393,23 +433,7 @@ void ltx_statseg_print_json(FILE *out, const struct ltx_statseg_view *v,
 			c->abort_cause[bit]);
 		first = 0;
 	}
-	fprintf(out,
-		"},\"conflicts\":{\"read\":%" PRIu64 ",\"write\":%" PRIu64
-		",\"upgrade\":%" PRIu64 "},\"backoff_cycles\":%" PRIu64
-		",\"backoff_s\":%.6f,\"irrevocable\":%" PRIu64
-		",\"serial\":%" PRIu64 ",\"bus\":{\"t_read\":%" PRIu64
-		",\"t_rfo\":%" PRIu64 ",\"busy\":%" PRIu64
-		",\"writeback\":%" PRIu64 "},",
-		c->conflicts_read, c->conflicts_write, c->conflicts_upgrade,
-		c->backoff_cycles, backoff_s(v), c->irrevocable, c->serial,
-		c->bus_t_read, c->bus_t_rfo, c->bus_busy, c->bus_writeback);
-	json_array(out, "retries_hist", c->retries_hist, LTX_STATSEG_HIST);
-	fputc(',', out);
-	json_array(out, "reads_hist", c->reads_hist, LTX_STATSEG_HIST);
-	fputc(',', out);
-	json_array(out, "writes_hist", c->writes_hist, LTX_STATSEG_HIST);
-	fprintf(out, ",\"sites_dropped\":%" PRIu64 ",\"sites\":[",
-		c->sites_dropped);
+	fprintf(out, "},\"sites\":[");
 	for (uint32_t i = 0; i < v->nsites; i++) {
 		const struct ltx_statseg_site *s = &v->sites[i];
 

@@ -104,32 +104,12 @@ static void fill_frame(struct ltx_statseg_frame *f, uintptr_t pc)
 static void refresh(uint32_t flags)
 {
 	static struct ltx_stats_site sites[LTX_STATSEG_SITES];
-	struct ltx_statseg_counters c;
-	struct ltx_stats s;
+	struct ltx_stats c;
 	uint64_t threads, cyc, mono;
 	unsigned n;
 
-	n = source(&s, &threads, sites, LTX_STATSEG_SITES);
-	memset(&c, 0, sizeof(c));
+	n = source(&c, &threads, sites, LTX_STATSEG_SITES);
 	c.threads = threads;
-	c.commits_ro = s.commits_ro;
-	c.commits_rw = s.commits_rw;
-	c.aborts = s.aborts;
-	memcpy(c.abort_cause, s.abort_cause, sizeof(c.abort_cause));
-	c.conflicts_read = s.conflicts_read;
-	c.conflicts_write = s.conflicts_write;
-	c.conflicts_upgrade = s.conflicts_upgrade;
-	c.irrevocable = s.irrevocable;
-	c.serial = s.serial;
-	c.backoff_cycles = s.backoff_cycles;
-	c.sites_dropped = s.sites_dropped;
-	memcpy(c.retries_hist, s.retries_hist, sizeof(c.retries_hist));
-	memcpy(c.reads_hist, s.reads_hist, sizeof(c.reads_hist));
-	memcpy(c.writes_hist, s.writes_hist, sizeof(c.writes_hist));
-	c.bus_t_read = s.bus_t_read;
-	c.bus_t_rfo = s.bus_t_rfo;
-	c.bus_busy = s.bus_busy;
-	c.bus_writeback = s.bus_writeback;
 
 	/* Odd: readers discard what they copy until the even store below.
 	 * The fence orders the odd store before the rewrite. */
@@ -157,6 +137,7 @@ static void refresh(uint32_t flags)
 	seg->h.update_ns = now_ns(CLOCK_REALTIME);
 	seg->h.refreshes++;
 	seg->h.flags = flags;
+	seg->h.mode = (uint32_t)ltx_config.mode;
 	/* Pairs with the readers' acquire of seq after their copy. */
 	__atomic_store_n(&seg->h.seq, seg->h.seq + 1, __ATOMIC_RELEASE);
 }
@@ -344,22 +325,10 @@ static void start_once(void)
 
 	pthread_mutex_lock(&seg_lock);
 	seg = p;
+	ltx_statseg_layout(seg, getpid());
 	seg->h.seq = 1; /* odd until the first refresh */
-	seg->h.magic = LTX_STATSEG_MAGIC;
-	seg->h.version = LTX_STATSEG_VERSION;
-	seg->h.header_size = sizeof(seg->h);
-	seg->h.size = sizeof(*seg);
-	seg->h.pid = getpid();
 	seg->h.level = (uint32_t)ltx_config.stats;
 	seg->h.start_ns = now_ns(CLOCK_REALTIME);
-	seg->h.counters_off = offsetof(struct ltx_statseg, c);
-	seg->h.counters_size = sizeof(seg->c);
-	seg->h.sites_off = offsetof(struct ltx_statseg, sites);
-	seg->h.site_size = sizeof(seg->sites[0]);
-	seg->h.nsites_max = LTX_STATSEG_SITES;
-	seg->h.objs_off = offsetof(struct ltx_statseg, objs);
-	seg->h.obj_size = sizeof(seg->objs[0]);
-	seg->h.nobjs_max = LTX_STATSEG_OBJS;
 	read_command(seg->h.command, sizeof(seg->h.command));
 	seg->h.seq = 0;
 	refresh(0);

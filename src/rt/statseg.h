@@ -10,12 +10,15 @@
 #include "rt/stats.h"
 
 /*
- * Layout, version 1 (documented in ltx(7), man/ltx-stats.txt).  All fields
- * are little-endian, naturally aligned, at fixed offsets; a header first,
- * then the areas it points to (offsets from the start of the segment):
+ * Layout, version 2 (documented in ltx(7)).  All fields are little-endian,
+ * naturally aligned, at fixed offsets; a header first, then the areas it
+ * points to (offsets from the start of the segment):
  *
  *   header    struct ltx_statseg_header
- *   counters  struct ltx_statseg_counters (process totals)
+ *   counters  struct ltx_stats (process totals), the fields of
+ *             LTX_STATS_FIELDS (rt/stats.h) in order; header.fields names
+ *             them, and a reader refuses a segment whose names differ from
+ *             its own list (a writer built from another list)
  *   sites     nsites x struct ltx_statseg_site (top abort sites, by count)
  *   objects   nobjs x struct ltx_statseg_obj (objects the frames are in)
  *
@@ -28,13 +31,12 @@
  * ltx_statseg_parse does: the writer may be another version, or buggy.
  */
 #define LTX_STATSEG_MAGIC 0x5354415453585400ull /* "\0TXSTATS" read LE */
-#define LTX_STATSEG_VERSION 1
+#define LTX_STATSEG_VERSION 2
 
-#define LTX_STATSEG_CAUSES 16
-#define LTX_STATSEG_HIST 16
 #define LTX_STATSEG_SITES 32
 #define LTX_STATSEG_FRAMES 9 /* the site, then up to 8 callers */
 #define LTX_STATSEG_OBJS 16
+#define LTX_STATSEG_FIELDS_LEN 1024
 
 /* header.flags */
 #define LTX_STATSEG_FINAL 1u /* the process has exited: figures are final */
@@ -52,8 +54,8 @@ struct ltx_statseg_header {
 	uint64_t update_ns;	/* CLOCK_REALTIME of the last refresh */
 	uint64_t refreshes;	/* refreshes so far */
 	uint64_t tsc_hz;	/* cycle counter ticks per second (estimate) */
-	uint32_t counters_off;	/* offset of struct ltx_statseg_counters */
-	uint32_t counters_size; /* its size */
+	uint32_t counters_off;	/* offset of the counters (struct ltx_stats) */
+	uint32_t counters_size; /* their size */
 	uint32_t sites_off;	/* offset of the site table */
 	uint32_t site_size;	/* sizeof(struct ltx_statseg_site) */
 	uint32_t nsites_max;	/* entries the table has room for */
@@ -62,31 +64,14 @@ struct ltx_statseg_header {
 	uint32_t obj_size;	/* sizeof(struct ltx_statseg_obj) */
 	uint32_t nobjs_max;
 	uint32_t nobjs;
+	uint32_t mode;		/* LTX_MODE at the last refresh (rt/config.h) */
+	uint32_t reserved;	/* 0 */
 	char command[256];	/* the command line, NUL-terminated */
+	char fields[LTX_STATSEG_FIELDS_LEN]; /* LTX_STATS_NAMES, NUL-ended */
 };
 
-/* Process totals: the sums over every thread that used ltx. */
-struct ltx_statseg_counters {
-	uint64_t threads; /* descriptors created (threads that used ltx) */
-	uint64_t commits_ro;
-	uint64_t commits_rw;
-	uint64_t aborts;
-	uint64_t abort_cause[LTX_STATSEG_CAUSES]; /* by TM_ABORT_* bit */
-	uint64_t conflicts_read;
-	uint64_t conflicts_write;
-	uint64_t conflicts_upgrade;
-	uint64_t irrevocable;
-	uint64_t serial;
-	uint64_t backoff_cycles;
-	uint64_t sites_dropped;
-	uint64_t retries_hist[LTX_STATSEG_HIST];
-	uint64_t reads_hist[LTX_STATSEG_HIST];
-	uint64_t writes_hist[LTX_STATSEG_HIST];
-	uint64_t bus_t_read;
-	uint64_t bus_t_rfo;
-	uint64_t bus_busy;
-	uint64_t bus_writeback;
-};
+_Static_assert(sizeof(LTX_STATS_NAMES) <= LTX_STATSEG_FIELDS_LEN,
+	       "the counters' names outgrew the segment header");
 
 /* One frame: an address, where it is, and its symbol if the process knew. */
 struct ltx_statseg_frame {
@@ -117,7 +102,7 @@ struct ltx_statseg_obj {
 /* The whole segment, as the writer lays it out. */
 struct ltx_statseg {
 	struct ltx_statseg_header h;
-	struct ltx_statseg_counters c;
+	struct ltx_stats c;
 	struct ltx_statseg_site sites[LTX_STATSEG_SITES];
 	struct ltx_statseg_obj objs[LTX_STATSEG_OBJS];
 };
@@ -128,7 +113,7 @@ enum ltx_statseg_error {
 	LTX_STATSEG_OK = 0,
 	LTX_STATSEG_ETRUNC = 1,	  /* shorter than its header says */
 	LTX_STATSEG_EMAGIC = 2,	  /* not an ltx statistics segment */
-	LTX_STATSEG_EVERSION = 3, /* another layout version */
+	LTX_STATSEG_EVERSION = 3, /* another layout version, or counter list */
 	LTX_STATSEG_ECORRUPT = 4, /* inconsistent fields */
 	LTX_STATSEG_EBUSY = 5,	  /* being rewritten (seq odd): read again */
 };
@@ -136,7 +121,7 @@ enum ltx_statseg_error {
 /* A checked segment: pointers into the buffer that was parsed. */
 struct ltx_statseg_view {
 	const struct ltx_statseg_header *h;
-	const struct ltx_statseg_counters *c;
+	const struct ltx_stats *c;
 	const struct ltx_statseg_site *sites;
 	const struct ltx_statseg_obj *objs;
 	uint32_t nsites, nobjs;
@@ -145,12 +130,18 @@ struct ltx_statseg_view {
 
 /*
  * ltx_statseg_parse: check that buf[0, len) is a complete, consistent
- * version-1 segment and fill *view with pointers into it.  Never reads
+ * segment of this version and counter list and fill *view with pointers into it.  Never reads
  * outside the buffer, whatever it holds (buf must be 8-byte aligned).
  * Returns LTX_STATSEG_OK or an enum ltx_statseg_error.
  */
 int ltx_statseg_parse(const void *buf, size_t len,
 		      struct ltx_statseg_view *view);
+
+/*
+ * ltx_statseg_layout: clear *s and fill its header as this version lays a
+ * segment out, for process pid (seq 0: readable, no figures yet).
+ */
+void ltx_statseg_layout(struct ltx_statseg *s, int64_t pid);
 
 /* ltx_statseg_strerror: a short phrase for an enum ltx_statseg_error. */
 const char *ltx_statseg_strerror(int err);

@@ -6,6 +6,7 @@
 #pragma GCC visibility pop
 
 #include <errno.h>
+#include <stddef.h>
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
@@ -387,7 +388,7 @@ unsigned ltx_stats_collect(struct ltx_stats *sum, uint64_t *threads,
 	if (sites != NULL && max > 0)
 		c.merged = calloc(MERGE_MAX, sizeof(*c.merged));
 	ltx_tx_foreach(collect_one, &c);
-	*threads = c.threads;
+	*threads = sum->threads = c.threads;
 	if (c.merged == NULL)
 		return 0;
 	qsort(c.merged, c.nmerged, sizeof(*c.merged), by_count);
@@ -401,10 +402,43 @@ unsigned ltx_stats_collect(struct ltx_stats *sum, uint64_t *threads,
 	return c.nmerged;
 }
 
+/*
+ * struct tm_stats is the list's TM and SUM fields (rt/stats.h), in the
+ * list's order, after size: a mirror built from the list must have the same
+ * size, and each field the same offset and size, so a field added to one
+ * and not the other, or moved, fails to compile.
+ */
+#define MIRROR_MEMBER(name, dim, abi, show, what)                             \
+	LTX_STATS_PUBLIC_##abi(uint64_t name dim;)
+struct tm_stats_mirror {
+	size_t size;
+	LTX_STATS_FIELDS(MIRROR_MEMBER)
+};
+_Static_assert(sizeof(struct tm_stats_mirror) == sizeof(struct tm_stats),
+	       "struct tm_stats (ltx/tm.h) and the TM fields of "
+	       "LTX_STATS_FIELDS (rt/stats.h) differ");
+#define SAME_PLACE(name, dim, abi, show, what)                                \
+	LTX_STATS_PUBLIC_##abi(_Static_assert(                                \
+		offsetof(struct tm_stats_mirror, name) ==                     \
+				offsetof(struct tm_stats, name) &&            \
+			sizeof(((struct tm_stats_mirror *)0)->name) ==        \
+				sizeof(((struct tm_stats *)0)->name),         \
+		"struct tm_stats." #name " is not where LTX_STATS_FIELDS "    \
+		"puts it: new public fields go at the end of both");)
+LTX_STATS_FIELDS(SAME_PLACE)
+_Static_assert(TM_STATS_CAUSES == LTX_STATS_CAUSES, "causes");
+_Static_assert(TM_STATS_HIST == LTX_STATS_HIST, "buckets");
+
+#define COPY_TM(name) memcpy(&t.name, &s.name, sizeof(t.name));
+#define COPY_LTX(name)
+#define COPY_SUM(name) t.name = LTX_STATS_SUM_##name(&s);
+#define TO_PUBLIC(name, dim, abi, show, what) COPY_##abi(name)
+
 int tm_stats_get(struct tm_stats *out)
 {
 	struct ltx_stats s;
 	struct tm_stats t;
+	uint64_t threads;
 	size_t n;
 
 	if (out == NULL || out->size < offsetof(struct tm_stats, commits_rw)) {
@@ -412,27 +446,8 @@ int tm_stats_get(struct tm_stats *out)
 		return -1;
 	}
 	memset(&t, 0, sizeof(t));
-	ltx_stats_collect(&s, &t.threads, NULL, 0);
-	t.commits_ro = s.commits_ro;
-	t.commits_rw = s.commits_rw;
-	t.commits = s.commits_ro + s.commits_rw;
-	t.aborts = s.aborts;
-	_Static_assert(TM_STATS_CAUSES == LTX_STATS_CAUSES, "causes");
-	_Static_assert(TM_STATS_HIST == LTX_STATS_HIST, "buckets");
-	memcpy(t.abort_cause, s.abort_cause, sizeof(t.abort_cause));
-	t.conflicts_read = s.conflicts_read;
-	t.conflicts_write = s.conflicts_write;
-	t.conflicts_upgrade = s.conflicts_upgrade;
-	memcpy(t.retries_hist, s.retries_hist, sizeof(t.retries_hist));
-	memcpy(t.reads_hist, s.reads_hist, sizeof(t.reads_hist));
-	memcpy(t.writes_hist, s.writes_hist, sizeof(t.writes_hist));
-	t.backoff_cycles = s.backoff_cycles;
-	t.irrevocable = s.irrevocable;
-	t.serial = s.serial;
-	t.bus_t_read = s.bus_t_read;
-	t.bus_t_rfo = s.bus_t_rfo;
-	t.bus_busy = s.bus_busy;
-	t.bus_writeback = s.bus_writeback;
+	ltx_stats_collect(&s, &threads, NULL, 0);
+	LTX_STATS_FIELDS(TO_PUBLIC)
 	n = out->size < sizeof(t) ? out->size : sizeof(t);
 	t.size = n;
 	memcpy(out, &t, n);

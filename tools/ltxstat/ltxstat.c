@@ -110,10 +110,16 @@ static int read_segment(long pid, void **copy, size_t *len,
 			usleep(1000);
 	}
 	munmap(map, *len);
-	if (err == LTX_STATSEG_EVERSION)
+	if (err == LTX_STATSEG_EVERSION && v->version != LTX_STATSEG_VERSION)
 		die(EX_BADSEG, "/dev/shm%s: segment layout version %u, this "
-			       "ltxstat reads version %u",
+			       "ltxstat reads version %u: use the ltxstat of "
+			       "the ltx the program runs on",
 		    name, v->version, LTX_STATSEG_VERSION);
+	if (err == LTX_STATSEG_EVERSION)
+		die(EX_BADSEG, "/dev/shm%s: segment version %u with another "
+			       "list of counters (another build of ltx): use "
+			       "the ltxstat of the ltx the program runs on",
+		    name, v->version);
 	if (err != LTX_STATSEG_OK)
 		die(EX_BADSEG, "/dev/shm%s: %s", name,
 		    ltx_statseg_strerror(err));
@@ -312,7 +318,7 @@ static uint64_t d(uint64_t now, uint64_t before)
 static void interval_line(const struct ltx_statseg_view *a,
 			  const struct ltx_statseg_view *b, int n)
 {
-	const struct ltx_statseg_counters *x = a->c, *y = b->c;
+	const struct ltx_stats *x = a->c, *y = b->c;
 	double secs = (double)d(b->h->update_ns, a->h->update_ns) / 1e9;
 	uint64_t ro = d(y->commits_ro, x->commits_ro);
 	uint64_t rw = d(y->commits_rw, x->commits_rw);
