@@ -2,6 +2,7 @@
 /* Statistics: tm_stats_get counts, and the segment reader on bad input. */
 #include <ltx/tm.h>
 #include <check.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,45 @@ START_TEST(test_stats_count_commits_and_explicit_aborts)
 	ck_assert_uint_eq(b.aborts - a.aborts, 3);
 	ck_assert_uint_eq(b.abort_cause[0] - a.abort_cause[0], 3);
 	ck_assert_uint_eq(b.size, sizeof(b));
+}
+END_TEST
+
+static pthread_barrier_t all_started;
+
+static void *one_transaction(void *arg)
+{
+	tm_st(&cell, 1);
+	ck_assert(tm_commit());
+	if (arg != NULL)
+		pthread_barrier_wait(&all_started);
+	return NULL;
+}
+
+/*
+ * threads counts the threads that ran transactions: not the descriptors
+ * (a thread that exits gives its descriptor to the next one, and each has
+ * a twin for its signal handlers), so 4 threads at once and then 3 one
+ * after another are 7, whatever the pool did.
+ */
+START_TEST(test_stats_threads_count_threads_that_ran_transactions)
+{
+	struct tm_stats a = { .size = sizeof(a) }, b = { .size = sizeof(b) };
+	pthread_t t[4];
+
+	ck_assert_int_eq(tm_stats_get(&a), 0);
+	pthread_barrier_init(&all_started, NULL, 4);
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, one_transaction, &all_started);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&all_started);
+	for (int i = 0; i < 3; i++) {
+		pthread_create(&t[0], NULL, one_transaction, NULL);
+		pthread_join(t[0], NULL);
+	}
+	ck_assert_int_eq(tm_stats_get(&b), 0);
+	ck_assert_uint_eq(b.threads - a.threads, 7);
+	ck_assert_uint_eq(b.commits_rw - a.commits_rw, 7);
 }
 END_TEST
 
@@ -148,6 +188,7 @@ int main(void)
 
 	tcase_add_test(tc, test_stats_count_commits_and_explicit_aborts);
 	tcase_add_test(tc, test_stats_get_rejects_small_size);
+	tcase_add_test(tc, test_stats_threads_count_threads_that_ran_transactions);
 	tcase_add_test(tc, test_statseg_parse_accepts_valid_rejects_bad);
 	tcase_add_test(tc, test_statseg_parse_survives_corrupt_segments);
 	tcase_set_timeout(tc, 60);

@@ -20,6 +20,11 @@ got=$(sed -n 's/.*"commits":\([0-9]*\),.*/\1/p' "$T/j" | head -1)
 "$LTXSTAT" --lib "$LIB" -o "$T/txt" -- "$LIFO" 2 2000 >/dev/null ||
 	fail "text summary"
 grep -q ' 8,000  commits' "$T/txt" || fail "text summary lacks the commits"
+# lifo's 4 workers run transactions, its main thread none: 4 threads (not
+# their descriptors, nor the twins they keep for signal handlers).
+"$LTXSTAT" --lib "$LIB" --json -o "$T/j4" -- "$LIFO" 4 2000 >/dev/null ||
+	fail "ltxstat -- lifo 4"
+grep -q '"threads":4,' "$T/j4" || fail "lifo 4: threads $(grep -o '"threads":[0-9]*' "$T/j4")"
 
 # 2. Exit status passthrough.
 "$LTXSTAT" --lib "$LIB" -- sh -c 'exit 3' 2>/dev/null

@@ -62,7 +62,8 @@ static uint64_t derived_ro(uint64_t tx_id, const struct ltx_stats *s,
 	return tx_id > done ? tx_id - done : 0;
 }
 
-void ltx_stats_arm(struct ltx_tx *tx)
+/* Make tx count what LTX_STATS asks for now. */
+static void arm(struct ltx_tx *tx)
 {
 	int level = __atomic_load_n(&ltx_config.stats, __ATOMIC_RELAXED);
 
@@ -95,6 +96,17 @@ void ltx_stats_arm(struct ltx_tx *tx)
 	tx->stats.commits_ro = derived_ro(tx->tx_id, &tx->stats, false);
 	ltx_stats_write_end(tx);
 	tx->stats_on = level;
+}
+
+void ltx_stats_arm(struct ltx_tx *tx)
+{
+	/* One more thread that uses ltx: counted per take, so a descriptor
+	 * handed from an exited thread to a new one counts both, and a
+	 * handler twin (never taken) none. */
+	ltx_stats_write_begin(tx);
+	tx->stats.threads++;
+	ltx_stats_write_end(tx);
+	arm(tx);
 }
 
 /* Did this transaction read (LT) addr's line before?  Asks the mode
@@ -265,10 +277,9 @@ void ltx_stats_init(void)
 
 void ltx_stats_changed(void)
 {
-	struct ltx_tx *tx = ltx_tx_self();
-
-	if (tx != NULL)
-		ltx_stats_arm(tx);
+	/* A thread without a descriptor is armed when it takes one. */
+	if (ltx_self != &ltx_boot_tx)
+		arm(ltx_self);
 	ltx_stats_init();
 }
 
@@ -321,7 +332,6 @@ static void read_descriptor(struct ltx_tx *tx, struct ltx_stats *st,
 
 struct collect {
 	struct ltx_stats *sum;
-	uint64_t threads;
 	struct ltx_stats_site *merged; /* MERGE_MAX */
 	unsigned nmerged;
 };
@@ -366,7 +376,6 @@ static void collect_one(struct ltx_tx *tx, void *arg)
 
 	read_descriptor(tx, &st, c->merged ? sites : NULL, &n);
 	add_stats(c->sum, &st);
-	c->threads++;
 	for (unsigned i = 0; i < n; i++)
 		if (sites[i].count != 0 && sites[i].nstack <= LTX_STATS_STACK)
 			merge_site(c, &sites[i]);
@@ -388,7 +397,7 @@ unsigned ltx_stats_collect(struct ltx_stats *sum, uint64_t *threads,
 	if (sites != NULL && max > 0)
 		c.merged = calloc(MERGE_MAX, sizeof(*c.merged));
 	ltx_tx_foreach(collect_one, &c);
-	*threads = sum->threads = c.threads;
+	*threads = sum->threads;
 	if (c.merged == NULL)
 		return 0;
 	qsort(c.merged, c.nmerged, sizeof(*c.merged), by_count);
