@@ -28,16 +28,29 @@
  * final figures, prints the summary (LTX_STATS_FILE or stderr) and removes
  * the segment - unless ltxstat(1) started the process and asked, through
  * LTX_STATS_KEEP=<pid>, to read the final figures itself.
- * Synchronization: seg_lock serializes the writers; readers in other
- * processes follow the seqlock protocol of rt/statseg.h.
+ *
+ * fork: the child gets a copy of this state, the parent's mapping and the
+ * exit handler, but not the refresh thread, and seg_lock as it was at the
+ * fork (perhaps held by that thread).  at_fork_child makes it a process of
+ * its own: it forgets the parent's segment (unmapped, never rewritten or
+ * removed by the child) and the lock.  The child starts a segment of its
+ * own only when it uses ltx (tx calls ltx_statseg_start again), or, if it
+ * ran transactions that did not, at exit.
+ *
+ * Synchronization: seg_lock guards everything here and serializes the
+ * writers; readers in other processes follow the seqlock protocol of
+ * rt/statseg.h.
  */
 #define REFRESH_MS 100
 
 static pthread_mutex_t seg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ltx_statseg *seg;
 static char seg_name[64];
+static bool started; /* this process tried to create its segment */
 static bool stopped;
 static bool keep_at_exit;
+static bool hooked;  /* at_exit and at_fork_child are registered */
+static bool forked;  /* a child of a process that had statistics on */
 static uint64_t start_cycles, start_mono_ns;
 static pthread_cond_t stop_cond = PTHREAD_COND_INITIALIZER;
 static ltx_statseg_source source; /* the collector tx handed in */
@@ -220,7 +233,7 @@ static void print_summary(void)
 	/* A process that never used ltx (a shell the program runs, with
 	 * the environment inherited) has nothing to say. */
 	if (ltx_statseg_parse(seg, sizeof(*seg), &v) != LTX_STATSEG_OK ||
-	    v.c->threads == 0)
+	    v.c->commits_ro + v.c->commits_rw + v.c->aborts == 0)
 		return;
 	if (path[0] != '\0') {
 		out = open_summary_file(path);
@@ -251,9 +264,21 @@ static void print_summary(void)
 	fflush(stderr);
 }
 
+static bool start_locked(bool thread);
+
 static void at_exit(void)
 {
 	pthread_mutex_lock(&seg_lock);
+	if (seg == NULL && forked && !stopped && source != NULL) {
+		/* A child whose transactions never reached the statistics'
+		 * slow paths (read-only commits): its own summary still. */
+		struct ltx_stats c;
+		uint64_t threads;
+
+		source(&c, &threads, NULL, 0);
+		if (c.commits_ro + c.commits_rw + c.aborts != 0)
+			start_locked(false);
+	}
 	if (seg == NULL || stopped) {
 		pthread_mutex_unlock(&seg_lock);
 		return;
@@ -266,6 +291,21 @@ static void at_exit(void)
 		shm_unlink(seg_name);
 	}
 	pthread_mutex_unlock(&seg_lock);
+}
+
+/* The child of a fork: the parent's segment and lock are the parent's. */
+static void at_fork_child(void)
+{
+	/* Its only thread holds nothing: start from scratch. */
+	seg_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	stop_cond = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+	if (seg != NULL)
+		munmap(seg, sizeof(*seg));
+	seg = NULL;
+	forked = forked || started;
+	started = false;
+	stopped = false;
+	keep_at_exit = false;
 }
 
 static void read_command(char *buf, size_t len)
@@ -287,15 +327,18 @@ static void read_command(char *buf, size_t len)
 	buf[n] = '\0';
 }
 
-static void start_once(void)
+/* Create and map the segment, write it once, and (thread) start the
+ * refresh thread.  Caller holds seg_lock.  Returns whether it exists. */
+static bool start_locked(bool thread)
 {
 	const char *keep = secure_getenv("LTX_STATS_KEEP");
 	pthread_attr_t attr;
 	sigset_t all, old;
-	pthread_t thread;
+	pthread_t tid;
 	void *p;
 	int fd;
 
+	started = true;
 	snprintf(seg_name, sizeof(seg_name), "/ltx.%ld", (long)getpid());
 	fd = shm_open(seg_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0 && errno == EEXIST) {
@@ -307,7 +350,7 @@ static void start_once(void)
 	if (fd < 0) {
 		fprintf(stderr, "ltx: LTX_STATS: cannot create /dev/shm%s: "
 			"%s\n", seg_name, strerror(errno));
-		return;
+		return false;
 	}
 	if (ftruncate(fd, sizeof(*seg)) != 0 ||
 	    (p = mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -316,14 +359,13 @@ static void start_once(void)
 			seg_name, strerror(errno));
 		close(fd);
 		shm_unlink(seg_name);
-		return;
+		return false;
 	}
 	close(fd);
 	keep_at_exit = keep != NULL && atol(keep) == (long)getpid();
 	start_cycles = ltx_cycles();
 	start_mono_ns = now_ns(CLOCK_MONOTONIC);
 
-	pthread_mutex_lock(&seg_lock);
 	seg = p;
 	ltx_statseg_layout(seg, getpid());
 	seg->h.seq = 1; /* odd until the first refresh */
@@ -332,27 +374,36 @@ static void start_once(void)
 	read_command(seg->h.command, sizeof(seg->h.command));
 	seg->h.seq = 0;
 	refresh(0);
-	pthread_mutex_unlock(&seg_lock);
-	atexit(at_exit);
+	if (!hooked) {
+		/* Once per program image: a child inherits both. */
+		hooked = true;
+		atexit(at_exit);
+		pthread_atfork(NULL, NULL, at_fork_child);
+	}
+	if (!thread)
+		return true;
 
-	/* The refresh thread takes none of the program's signals. */
+	/* The refresh thread takes none of the program's signals; it waits
+	 * for seg_lock, which the caller holds, before its first refresh. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&thread, &attr, refresh_thread, NULL) != 0)
+	if (pthread_create(&tid, &attr, refresh_thread, NULL) != 0)
 		fprintf(stderr, "ltx: LTX_STATS: no refresh thread; the "
 			"segment is written at exit only\n");
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return true;
 }
 
 void ltx_statseg_start(ltx_statseg_source from)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-	/* Set before the once runs; the once's own synchronization
-	 * publishes it to the refresh thread it starts. */
-	__atomic_store_n(&source, from, __ATOMIC_RELAXED);
-	pthread_once(&once, start_once);
+	pthread_mutex_lock(&seg_lock);
+	/* The first call's collector stays (they are all the same one). */
+	if (source == NULL)
+		source = from;
+	if (!started)
+		start_locked(true);
+	pthread_mutex_unlock(&seg_lock);
 }

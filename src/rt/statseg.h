@@ -186,7 +186,9 @@ typedef unsigned (*ltx_statseg_source)(struct ltx_stats *sum,
  * ltx_statseg_start: create /dev/shm/ltx.<pid> and the thread that
  * refreshes it from source every 100 ms; register the exit handler that
  * writes the final figures, prints the summary and removes the segment.
- * Idempotent (the first call's source stays).
+ * Idempotent within a process (the first call's source stays); in the
+ * child of a fork, which leaves its parent's segment alone, the first call
+ * creates the child's own.
  */
 void ltx_statseg_start(ltx_statseg_source source);
 

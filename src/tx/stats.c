@@ -53,13 +53,27 @@ static void route_commits(void *arg)
 	(void)arg;
 }
 
-/* Read-only commits of an idle descriptor that did not count them. */
-static uint64_t derived_ro(uint64_t tx_id, const struct ltx_stats *s,
+/* Read-only commits of an idle descriptor that did not count them: begun
+ * is the transactions begun since its counters were reset. */
+static uint64_t derived_ro(uint64_t begun, const struct ltx_stats *s,
 			   bool in_progress)
 {
 	uint64_t done = s->commits_rw + s->aborts + (in_progress ? 1 : 0);
 
-	return tx_id > done ? tx_id - done : 0;
+	return begun > done ? begun - done : 0;
+}
+
+/*
+ * A child of fork: set when statistics were on, so that the child's first
+ * use of ltx creates its own segment (its parent's is left alone).
+ */
+static bool child_pending;
+
+static void child_first_use(void)
+{
+	if (ltx_unlikely(__atomic_load_n(&child_pending, __ATOMIC_RELAXED)) &&
+	    __atomic_exchange_n(&child_pending, false, __ATOMIC_RELAXED))
+		ltx_statseg_start(ltx_stats_collect);
 }
 
 /* Make tx count what LTX_STATS asks for now. */
@@ -93,13 +107,15 @@ static void arm(struct ltx_tx *tx)
 	}
 	/* From now on read-only commits are counted, not derived. */
 	ltx_stats_write_begin(tx);
-	tx->stats.commits_ro = derived_ro(tx->tx_id, &tx->stats, false);
+	tx->stats.commits_ro =
+		derived_ro(tx->tx_id - tx->stats_id0, &tx->stats, false);
 	ltx_stats_write_end(tx);
 	tx->stats_on = level;
 }
 
 void ltx_stats_arm(struct ltx_tx *tx)
 {
+	child_first_use();
 	/* One more thread that uses ltx: counted per take, so a descriptor
 	 * handed from an exited thread to a new one counts both, and a
 	 * handler twin (never taken) none. */
@@ -201,6 +217,7 @@ void ltx_stats_doom(struct ltx_tx *tx, int kind, uintptr_t pc,
 	bool stacks = tx->stats_on == LTX_STATS_STACKS;
 	struct ltx_stats_site *s;
 
+	child_first_use();
 	pthread_once(&self_once, find_self_once);
 	if (kind == LTX_SITE_WRITE && addr != NULL &&
 	    (cause & TM_ABORT_CONFLICT) && read_before(tx, addr))
@@ -258,6 +275,7 @@ void ltx_stats_abort(struct ltx_tx *tx, unsigned cause)
 
 void ltx_stats_commit(struct ltx_tx *tx, uint64_t nr, uint64_t nw)
 {
+	child_first_use();
 	ltx_stats_write_begin(tx);
 	if (nw != 0)
 		tx->stats.commits_rw++;
@@ -269,8 +287,52 @@ void ltx_stats_commit(struct ltx_tx *tx, uint64_t nr, uint64_t nw)
 	ltx_stats_write_end(tx);
 }
 
+/*
+ * The child of a fork counts what it does itself: every descriptor's
+ * counters and sites are cleared (the threads of the others do not exist
+ * in the child; the calling thread's is its only one), and a descriptor
+ * that a thread of the parent was updating at the fork - its generation
+ * odd, and no one left to make it even - is made readable, so that no
+ * reader in the child waits for it.  The tm_malloc figures are state, not
+ * history: they stay.  Runs in the child before fork returns, with no
+ * other thread; walks the registry without its lock (ltx_tx_registry),
+ * which a thread of the parent may have held at the fork.
+ */
+static void at_fork_child(void)
+{
+	struct ltx_tx *me = ltx_self != &ltx_boot_tx ? ltx_self : NULL;
+
+	for (struct ltx_tx *tx = ltx_tx_registry(); tx != NULL;
+	     tx = tx->next_all) {
+		struct ltx_stats kept = tx->stats;
+		bool mine = tx == me || (me != NULL && tx == me->handler_tx);
+
+		if (!mine)
+			tx->stats_gen += tx->stats_gen & 1;
+		memset(&tx->stats, 0, sizeof(tx->stats));
+		tx->stats.mem_pending_bytes = kept.mem_pending_bytes;
+		tx->stats.mem_pending_blocks = kept.mem_pending_blocks;
+		tx->stats.mem_freed_blocks = kept.mem_freed_blocks;
+		tx->stats.mem_alloc_blocks = kept.mem_alloc_blocks;
+		tx->stats_id0 = tx->tx_id - (ltx_status_idle(tx->status) ? 0 : 1);
+		if (tx->sites != NULL)
+			memset(tx->sites, 0, LTX_STATS_SITES * sizeof(*tx->sites));
+	}
+	if (me != NULL)
+		me->stats.threads = 1;
+	child_pending = ltx_config.stats != LTX_STATS_OFF;
+}
+
+static void hook_fork_once(void)
+{
+	pthread_atfork(NULL, NULL, at_fork_child);
+}
+
 void ltx_stats_init(void)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, hook_fork_once);
 	if (ltx_config.stats != LTX_STATS_OFF)
 		ltx_statseg_start(ltx_stats_collect);
 }
@@ -304,7 +366,8 @@ static void read_descriptor(struct ltx_tx *tx, struct ltx_stats *st,
 	for (unsigned tries = 0;; tries++) {
 		uint64_t g1 = __atomic_load_n(&tx->stats_gen, __ATOMIC_ACQUIRE);
 		int status = __atomic_load_n(&tx->status, __ATOMIC_RELAXED);
-		uint64_t id = __atomic_load_n(&tx->tx_id, __ATOMIC_RELAXED);
+		uint64_t id = __atomic_load_n(&tx->tx_id, __ATOMIC_RELAXED) -
+			      __atomic_load_n(&tx->stats_id0, __ATOMIC_RELAXED);
 		int on = __atomic_load_n(&tx->stats_on, __ATOMIC_RELAXED);
 		struct ltx_stats_site *ts =
 			__atomic_load_n(&tx->sites, __ATOMIC_RELAXED);
@@ -396,7 +459,11 @@ unsigned ltx_stats_collect(struct ltx_stats *sum, uint64_t *threads,
 	memset(sum, 0, sizeof(*sum));
 	if (sites != NULL && max > 0)
 		c.merged = calloc(MERGE_MAX, sizeof(*c.merged));
-	ltx_tx_foreach(collect_one, &c);
+	/* Without the registry lock, which a thread of the parent may have
+	 * held at a fork (this runs at the child's exit too). */
+	for (struct ltx_tx *tx = ltx_tx_registry(); tx != NULL;
+	     tx = tx->next_all)
+		collect_one(tx, &c);
 	*threads = sum->threads;
 	if (c.merged == NULL)
 		return 0;
