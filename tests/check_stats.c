@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rt/statseg.h"
+#include "tx/stats.h"
 
 static tm_word_t cell;
 
@@ -73,6 +74,47 @@ START_TEST(test_stats_threads_count_threads_that_ran_transactions)
 	ck_assert_int_eq(tm_stats_get(&b), 0);
 	ck_assert_uint_eq(b.threads - a.threads, 7);
 	ck_assert_uint_eq(b.commits_rw - a.commits_rw, 7);
+}
+END_TEST
+
+/*
+ * With statistics on, every abort falls in exactly one row: tm_abort and
+ * tm_retry are explicit, an overflowing transaction cache is capacity,
+ * and the rows add up to the aborts.
+ */
+START_TEST(test_stats_each_abort_in_exactly_one_row)
+{
+	static tm_word_t lines[4][8] __attribute__((aligned(64)));
+	struct ltx_stats a, b;
+	uint64_t threads, rows = 0;
+
+	ck_assert_int_eq(tm_config_set("LTX_STATS", "1"), 0);
+	ck_assert_int_eq(tm_config_set("LTX_STATS_FILE", "/dev/null"), 0);
+	ltx_stats_collect(&a, &threads, NULL, 0);
+	for (int i = 0; i < 3; i++) {
+		tm_st(&cell, 1);
+		tm_abort();
+	}
+	tm_st(&cell, 2);
+	tm_retry();
+	ck_assert_int_eq(tm_config_set("LTX_CAPACITY", "2"), 0);
+	for (int i = 0; i < 2; i++) {
+		for (int k = 0; k < 4; k++)
+			tm_st(&lines[k][0], 1);
+		ck_assert(!tm_commit());
+	}
+	ck_assert_int_eq(tm_config_set("LTX_CAPACITY", "unlimited"), 0);
+	ltx_stats_collect(&b, &threads, NULL, 0);
+	ck_assert_uint_eq(b.aborts - a.aborts, 6);
+	ck_assert_uint_eq(b.aborts_by[LTX_ABORT_EXPLICIT] -
+				  a.aborts_by[LTX_ABORT_EXPLICIT],
+			  4);
+	ck_assert_uint_eq(b.aborts_by[LTX_ABORT_CAPACITY] -
+				  a.aborts_by[LTX_ABORT_CAPACITY],
+			  2);
+	for (unsigned r = 0; r < LTX_ABORT_ROWS; r++)
+		rows += b.aborts_by[r] - a.aborts_by[r];
+	ck_assert_uint_eq(rows, 6);
 }
 END_TEST
 
@@ -188,6 +230,7 @@ int main(void)
 
 	tcase_add_test(tc, test_stats_count_commits_and_explicit_aborts);
 	tcase_add_test(tc, test_stats_get_rejects_small_size);
+	tcase_add_test(tc, test_stats_each_abort_in_exactly_one_row);
 	tcase_add_test(tc, test_stats_threads_count_threads_that_ran_transactions);
 	tcase_add_test(tc, test_statseg_parse_accepts_valid_rejects_bad);
 	tcase_add_test(tc, test_statseg_parse_survives_corrupt_segments);

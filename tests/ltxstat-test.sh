@@ -26,6 +26,29 @@ grep -q ' 8,000  commits' "$T/txt" || fail "text summary lacks the commits"
 	fail "ltxstat -- lifo 4"
 grep -q '"threads":4,' "$T/j4" || fail "lifo 4: threads $(grep -o '"threads":[0-9]*' "$T/j4")"
 
+# 1b. Every abort is in exactly one row of the breakdown: the rows under
+# "aborts" add up to it, in both modes, with aborts of every kind there
+# (conflicts found by LT, LTX/ST, VALIDATE and COMMIT).
+rows_add_up() { # FILE: the indented rows below "aborts" sum to its count
+	awk '
+	function num(s) { gsub(/,/, "", s); return s + 0 }
+	/^ +[0-9,]+  aborts / { total = num($1); inrows = 1; next }
+	inrows && /^ +[0-9,]+    [^ ]/ { sum += num($1); rows++; next }
+	inrows { inrows = 0 }
+	END {
+		if (total == 0 || rows == 0 || sum != total) {
+			printf "aborts %d, %d rows summing to %d\n", total, rows, sum
+			exit 1
+		}
+	}' "$1"
+}
+for mode in invisible visible; do
+	LTX_MODE=$mode "$LTXSTAT" --lib "$LIB" -o "$T/rows" -- \
+		"$B/tools/examples/bank" 4 200000 4 >/dev/null ||
+		fail "ltxstat -- bank ($mode) exited $?"
+	rows_add_up "$T/rows" || { cat "$T/rows"; fail "$mode: the abort rows do not add up"; }
+done
+
 # 2. Exit status passthrough.
 "$LTXSTAT" --lib "$LIB" -- sh -c 'exit 3' 2>/dev/null
 [ $? -eq 3 ] || fail "exit status not passed through"

@@ -15,6 +15,33 @@
 #define LTX_STATS_HIST 16
 
 /*
+ * Why transactions aborted, in rows: each abort is counted in exactly one,
+ * the first that applies in this order (tx/stats.c, ltx_stats_abort), so
+ * the rows add up to the aborts.  R(ID, key, label): LTX_ABORT_<ID>, the
+ * JSON key, the summary's label.  An abort's TM_ABORT_* bits (abort_cause,
+ * where an abort may have several) and the site where the transaction was
+ * doomed decide its row.
+ */
+#define LTX_ABORT_ROWS_LIST(R)                                                \
+	R(EXPLICIT, explicit, "tm_abort or tm_retry")                         \
+	R(SIGNAL, signal, "a signal landed")                                  \
+	R(NOMEM, nomem, "no memory for the logs")                             \
+	R(CAPACITY, capacity, "capacity (LTX_CAPACITY)")                      \
+	R(CONFLICT_LT, conflict_lt, "conflict found by LT")                   \
+	R(CONFLICT_ST, conflict_st, "conflict found by LTX/ST")               \
+	R(UPGRADE, upgrade, "upgrade: LTX/ST after LT")                       \
+	R(VALIDATE, validate, "failed VALIDATE")                              \
+	R(COMMIT, commit, "failed COMMIT")                                    \
+	R(DOOMED, doomed, "doomed by another tx")                             \
+	R(FAULT, fault, "fault while doomed")                                 \
+	R(OTHER, other, "other")
+
+#define LTX_ABORT_ROW_ID_(id, key, label) LTX_ABORT_##id,
+enum ltx_abort_row { LTX_ABORT_ROWS_LIST(LTX_ABORT_ROW_ID_) LTX_ABORT_N_ };
+#define LTX_ABORT_ROWS 12 /* a number, for the segment's names */
+_Static_assert(LTX_ABORT_ROWS == LTX_ABORT_N_, "LTX_ABORT_ROWS");
+
+/*
  * The statistics record, each field once: from this list come struct
  * ltx_stats (each thread's counters in its descriptor, and the process
  * totals), the counters of the statistics segment (laid out in the list's
@@ -72,6 +99,8 @@
 	X(bus_t_rfo, , TM, OWN, "bus T_RFO requests (LTX/ST of a new line)")  \
 	X(bus_busy, , TM, OWN, "bus BUSY answers")                            \
 	X(bus_writeback, , TM, OWN, "lines written back at commit")           \
+	X(aborts_by, [LTX_ABORT_ROWS], LTX, OWN,                              \
+	  "aborts by reason, each in one row (LTX_ABORT_ROWS_LIST; stats on)") \
 	X(sites_dropped, , LTX, OWN, "aborts at sites not kept")              \
 	X(mem_pending_bytes, , LTX, NONE, "bytes freed by tm_free, not yet released") \
 	X(mem_pending_blocks, , LTX, NONE, "the blocks of mem_pending_bytes") \

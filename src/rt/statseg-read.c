@@ -156,6 +156,22 @@ const char *ltx_statseg_kind_name(unsigned kind)
 	return kind < 6 ? names[kind] : "?";
 }
 
+#define ROW_KEY(id, key, label) #key,
+#define ROW_LABEL(id, key, label) label,
+static const char *const row_keys[] = { LTX_ABORT_ROWS_LIST(ROW_KEY) };
+static const char *const row_labels[] = { LTX_ABORT_ROWS_LIST(ROW_LABEL) };
+
+uint64_t ltx_statseg_unclassified(const struct ltx_stats *c)
+{
+	uint64_t rows = 0;
+
+	for (unsigned r = 0; r < LTX_ABORT_ROWS; r++)
+		rows += c->aborts_by[r];
+	return c->aborts > rows ? c->aborts - rows : 0;
+}
+
+#define unclassified ltx_statseg_unclassified
+
 /* What each site kind means in a sentence of the table. */
 static const char *kind_phrase(unsigned kind)
 {
@@ -300,26 +316,14 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 	line_pct(out, c->commits_ro, 2, "read-only", commits, "");
 	line_pct(out, c->commits_rw, 2, "update", commits, "");
 	line_pct(out, c->aborts, 0, "aborts", tries, "transactions");
-	for (unsigned bit = 0; bit < LTX_STATS_CAUSES; bit++) {
-		char cb[16];
-
-		if (c->abort_cause[bit] == 0)
-			continue;
-		line_pct(out, c->abort_cause[bit], 2,
-			 ltx_statseg_cause_name(bit, cb, sizeof(cb)),
+	/* Each abort in one row; the rest were not classified. */
+	for (unsigned r = 0; r < LTX_ABORT_ROWS; r++)
+		if (c->aborts_by[r] != 0)
+			line_pct(out, c->aborts_by[r], 2, row_labels[r],
+				 c->aborts, "");
+	if (unclassified(c) != 0)
+		line_pct(out, unclassified(c), 2, "not classified (*)",
 			 c->aborts, "");
-		if (bit == 2) {
-			if (c->conflicts_read)
-				line_pct(out, c->conflicts_read, 4,
-					 "on LT (read)", c->aborts, "");
-			if (c->conflicts_write)
-				line_pct(out, c->conflicts_write, 4,
-					 "on LTX/ST (write)", c->aborts, "");
-			if (c->conflicts_upgrade)
-				line_pct(out, c->conflicts_upgrade, 4,
-					 "upgrade LT->ST", c->aborts, "");
-		}
-	}
 	if (c->irrevocable || c->serial) {
 		line(out, c->irrevocable, 0, "irrevocable runs", "");
 		line(out, c->serial, 0, "serial runs", "");
@@ -342,7 +346,11 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 						 (secs * (double)c->threads)
 				       : 0.0,
 		c->threads);
-	fprintf(out, "  %15.6f  %-26s\n\n", secs, "s elapsed");
+	fprintf(out, "  %15.6f  %-26s\n", secs, "s elapsed");
+	if (unclassified(c) != 0)
+		fprintf(out, "  (*) aborted before LTX_STATS was on, or in a "
+			     "signal handler\n");
+	fputc('\n', out);
 	hist(out, "retries per commit:", c->retries_hist);
 	hist(out, "LT loads per commit:", c->reads_hist);
 	hist(out, "lines written per commit:", c->writes_hist);
@@ -371,6 +379,7 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 			count(c->sites_dropped, b, sizeof(b)));
 	fprintf(out, "\n");
 }
+
 
 /* A JSON string: quotes, backslashes and control characters escaped. */
 static void json_str(FILE *out, const char *s)
@@ -433,7 +442,12 @@ void ltx_statseg_print_json(FILE *out, const struct ltx_statseg_view *v,
 			c->abort_cause[bit]);
 		first = 0;
 	}
-	fprintf(out, "},\"sites\":[");
+	fprintf(out, "},\"abort_rows\":{");
+	for (unsigned r = 0; r < LTX_ABORT_ROWS; r++)
+		fprintf(out, "%s\"%s\":%" PRIu64, r ? "," : "", row_keys[r],
+			c->aborts_by[r]);
+	fprintf(out, ",\"unclassified\":%" PRIu64 "},\"sites\":[",
+		unclassified(c));
 	for (uint32_t i = 0; i < v->nsites; i++) {
 		const struct ltx_statseg_site *s = &v->sites[i];
 

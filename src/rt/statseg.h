@@ -164,6 +164,9 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 void ltx_statseg_print_json(FILE *out, const struct ltx_statseg_view *v,
 			    ltx_statseg_resolve_fn resolve, void *ctx);
 
+/* Aborts in no row of aborts_by (counted before statistics were on). */
+uint64_t ltx_statseg_unclassified(const struct ltx_stats *c);
+
 /* Names of a TM_ABORT_* bit and an enum ltx_site_kind ("bit12" if none). */
 const char *ltx_statseg_cause_name(unsigned bit, char *buf, size_t len);
 const char *ltx_statseg_kind_name(unsigned kind);

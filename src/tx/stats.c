@@ -236,9 +236,46 @@ void ltx_stats_doom(struct ltx_tx *tx, int kind, uintptr_t pc,
 	tx->doom_pc = pc;
 }
 
+/* The one row of an abort (rt/stats.h): the first that applies. */
+static unsigned abort_row(unsigned cause, int kind)
+{
+	if (cause & TM_ABORT_EXPLICIT)
+		return LTX_ABORT_EXPLICIT;
+	if (cause & TM_ABORT_SIGNAL)
+		return LTX_ABORT_SIGNAL;
+	if (cause & TM_ABORT_NOMEM)
+		return LTX_ABORT_NOMEM;
+	if (cause & TM_ABORT_CAPACITY)
+		return LTX_ABORT_CAPACITY;
+	/* Doomed at a site of its own: what found the conflict. */
+	switch (kind) {
+	case LTX_SITE_READ:
+		return LTX_ABORT_CONFLICT_LT;
+	case LTX_SITE_WRITE:
+		return LTX_ABORT_CONFLICT_ST;
+	case LTX_SITE_UPGRADE:
+		return LTX_ABORT_UPGRADE;
+	case LTX_SITE_VALIDATE:
+		return LTX_ABORT_VALIDATE;
+	case LTX_SITE_COMMIT:
+		return LTX_ABORT_COMMIT;
+	default:
+		break;
+	}
+	/* No site: another transaction (an irrevocable one, or the serial
+	 * token's holder) doomed it. */
+	if (cause & TM_ABORT_CONFLICT)
+		return LTX_ABORT_DOOMED;
+	if (cause & TM_ABORT_FAULT)
+		return LTX_ABORT_FAULT;
+	return LTX_ABORT_OTHER;
+}
+
 void ltx_stats_abort(struct ltx_tx *tx, unsigned cause)
 {
 	struct ltx_stats_site *s;
+
+	tx->stats.aborts_by[abort_row(cause, tx->doom_kind)]++;
 
 	if (cause & TM_ABORT_CONFLICT) {
 		if (tx->doom_kind == LTX_SITE_READ)

@@ -314,6 +314,22 @@ static uint64_t d(uint64_t now, uint64_t before)
 	return now >= before ? now - before : 0;
 }
 
+/* The abort rows in the interval line's four groups, which add up to the
+ * aborts: conflicts (every kind), capacity (with no memory), explicit,
+ * and the rest (signals, faults, other, not classified). */
+static void abort_groups(const struct ltx_stats *c, uint64_t g[4])
+{
+	const uint64_t *r = c->aborts_by;
+
+	g[0] = r[LTX_ABORT_CONFLICT_LT] + r[LTX_ABORT_CONFLICT_ST] +
+	       r[LTX_ABORT_UPGRADE] + r[LTX_ABORT_VALIDATE] +
+	       r[LTX_ABORT_COMMIT] + r[LTX_ABORT_DOOMED];
+	g[1] = r[LTX_ABORT_CAPACITY] + r[LTX_ABORT_NOMEM];
+	g[2] = r[LTX_ABORT_EXPLICIT];
+	g[3] = r[LTX_ABORT_SIGNAL] + r[LTX_ABORT_FAULT] + r[LTX_ABORT_OTHER] +
+	       ltx_statseg_unclassified(c);
+}
+
 /* One vmstat-style line of per-second rates between two samples. */
 static void interval_line(const struct ltx_statseg_view *a,
 			  const struct ltx_statseg_view *b, int n)
@@ -325,7 +341,12 @@ static void interval_line(const struct ltx_statseg_view *a,
 	uint64_t ab = d(y->aborts, x->aborts);
 	uint64_t bo = d(y->backoff_cycles, x->backoff_cycles);
 	double hz = b->h->tsc_hz ? (double)b->h->tsc_hz : 1e9;
+	uint64_t gx[4], gy[4], g[4];
 
+	abort_groups(x, gx);
+	abort_groups(y, gy);
+	for (int i = 0; i < 4; i++)
+		g[i] = d(gy[i], gx[i]);
 	if (secs <= 0)
 		secs = 1e-9;
 	if (json) {
@@ -333,33 +354,27 @@ static void interval_line(const struct ltx_statseg_view *a,
 			"{\"pid\":%" PRId64 ",\"interval_s\":%.3f,"
 			"\"commits\":%" PRIu64 ",\"commits_ro\":%" PRIu64
 			",\"commits_rw\":%" PRIu64 ",\"aborts\":%" PRIu64
-			",\"conflict\":%" PRIu64 ",\"validate\":%" PRIu64
-			",\"capacity\":%" PRIu64 ",\"explicit\":%" PRIu64
+			",\"conflict\":%" PRIu64 ",\"capacity\":%" PRIu64
+			",\"explicit\":%" PRIu64 ",\"other\":%" PRIu64
 			",\"backoff_s\":%.6f,\"threads\":%" PRIu64 "}\n",
-			b->h->pid, secs, ro + rw, ro, rw, ab,
-			d(y->abort_cause[2], x->abort_cause[2]),
-			d(y->abort_cause[8], x->abort_cause[8]),
-			d(y->abort_cause[3], x->abort_cause[3]),
-			d(y->abort_cause[0], x->abort_cause[0]),
-			(double)bo / hz, y->threads);
+			b->h->pid, secs, ro + rw, ro, rw, ab, g[0], g[1], g[2],
+			g[3], (double)bo / hz, y->threads);
 		fflush(out);
 		return;
 	}
 	if (n % 20 == 0)
-		fprintf(out, "%11s %11s %11s %10s %6s %10s %10s %9s %9s "
+		fprintf(out, "%11s %11s %11s %10s %6s %10s %9s %9s %9s "
 			     "%10s %7s\n",
 			"commits/s", "ro/s", "rw/s", "aborts/s", "abort%",
-			"conflict/s", "validate/s", "capac/s", "explic/s",
+			"conflict/s", "capac/s", "explic/s", "other/s",
 			"backoff%", "threads");
-	fprintf(out, "%11.0f %11.0f %11.0f %10.0f %6.1f %10.0f %10.0f "
-		     "%9.0f %9.0f %10.1f %7" PRIu64 "\n",
+	fprintf(out, "%11.0f %11.0f %11.0f %10.0f %6.1f %10.0f %9.0f %9.0f "
+		     "%9.0f %10.1f %7" PRIu64 "\n",
 		(double)(ro + rw) / secs, (double)ro / secs, (double)rw / secs,
 		(double)ab / secs,
 		ro + rw + ab ? 100.0 * (double)ab / (double)(ro + rw + ab) : 0,
-		(double)d(y->abort_cause[2], x->abort_cause[2]) / secs,
-		(double)d(y->abort_cause[8], x->abort_cause[8]) / secs,
-		(double)d(y->abort_cause[3], x->abort_cause[3]) / secs,
-		(double)d(y->abort_cause[0], x->abort_cause[0]) / secs,
+		(double)g[0] / secs, (double)g[1] / secs, (double)g[2] / secs,
+		(double)g[3] / secs,
 		y->threads ? 100.0 * (double)bo / hz /
 				     (secs * (double)y->threads)
 			   : 0.0,
