@@ -49,6 +49,26 @@ for mode in invisible visible; do
 	rows_add_up "$T/rows" || { cat "$T/rows"; fail "$mode: the abort rows do not add up"; }
 done
 
+# 1c. The invisible mode does not count T_READ, T_RFO and write-backs
+# (only its counted path does, with LTX_CAPACITY): beside its BUSY answers
+# they show as not counted, with the reason, not as 0; counted, they show.
+"$LTXSTAT" --lib "$LIB" -o "$T/bus" -- "$B/tools/examples/bank" 4 200000 4 \
+	>/dev/null
+grep -q '^ *[1-9][0-9,]*  bus BUSY ' "$T/bus" || { cat "$T/bus"; fail "invisible: no BUSY"; }
+for req in T_READ T_RFO write-backs; do
+	grep -q "^ *not counted  bus $req" "$T/bus" ||
+		{ cat "$T/bus"; fail "invisible: bus $req not shown as not counted"; }
+done
+grep -q 'the invisible mode counts these only while' "$T/bus" ||
+	fail "invisible: no reason for the requests not counted"
+for env in LTX_MODE=visible LTX_CAPACITY=100000; do
+	env $env "$LTXSTAT" --lib "$LIB" -o "$T/bus" -- \
+		"$B/tools/examples/bank" 4 200000 4 >/dev/null
+	grep -q '^ *[1-9][0-9,]*  bus T_RFO ' "$T/bus" ||
+		{ cat "$T/bus"; fail "$env: bus T_RFO not counted"; }
+	! grep -q 'not counted' "$T/bus" || fail "$env: said not counted"
+done
+
 # 2. Exit status passthrough.
 "$LTXSTAT" --lib "$LIB" -- sh -c 'exit 3' 2>/dev/null
 [ $? -eq 3 ] || fail "exit status not passed through"

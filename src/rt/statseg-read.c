@@ -246,6 +246,16 @@ static void line_pct(FILE *out, uint64_t n, int indent, const char *what,
 	line(out, n, indent, what, note);
 }
 
+/* A bus request count, or "not counted" where the mode does not count
+ * it (the invisible mode's fast paths keep no per-line record). */
+static void bus_line(FILE *out, bool counted, uint64_t n, const char *what)
+{
+	if (counted)
+		line(out, n, 0, what, "");
+	else
+		fprintf(out, "  %15s  %s\n", "not counted", what);
+}
+
 static void hist(FILE *out, const char *what, const uint64_t *h)
 {
 	uint64_t total = 0;
@@ -329,10 +339,19 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 		line(out, c->serial, 0, "serial runs", "");
 	}
 	if (c->bus_t_read || c->bus_t_rfo || c->bus_busy || c->bus_writeback) {
-		line(out, c->bus_t_read, 0, "bus T_READ", "");
-		line(out, c->bus_t_rfo, 0, "bus T_RFO", "");
+		/* As perf stat says <not counted>: a 0 beside BUSY answers
+		 * would claim there were no requests. */
+		bool counted = v->h->flags & LTX_STATSEG_BUS_COUNTED;
+
+		bus_line(out, counted, c->bus_t_read, "bus T_READ");
+		bus_line(out, counted, c->bus_t_rfo, "bus T_RFO");
 		line(out, c->bus_busy, 0, "bus BUSY", "");
-		line(out, c->bus_writeback, 0, "bus write-backs", "");
+		bus_line(out, counted, c->bus_writeback, "bus write-backs");
+		if (!counted)
+			fprintf(out, "  %15s  not counted: the invisible mode "
+				     "counts these only while\n"
+				     "  %15s  LTX_CAPACITY is set (see "
+				     "tm_bus_stats(3))\n", "", "");
 	}
 	/* The list's plain counters (show LINE), when not zero. */
 #define TEXT_LINE(name, dim, abi, show, what)                                 \
@@ -429,8 +448,11 @@ void ltx_statseg_print_json(FILE *out, const struct ltx_statseg_view *v,
 	fprintf(out, "{\"version\":%u,\"pid\":%" PRId64 ",\"command\":",
 		v->h->version, v->h->pid);
 	json_str(out, v->h->command);
-	fprintf(out, ",\"final\":%s,\"elapsed_s\":%.6f,\"backoff_s\":%.6f",
+	fprintf(out, ",\"final\":%s,\"mode\":\"%s\",\"bus_counted\":%s,"
+		"\"elapsed_s\":%.6f,\"backoff_s\":%.6f",
 		v->h->flags & LTX_STATSEG_FINAL ? "true" : "false",
+		v->h->mode == 1 ? "visible" : "invisible",
+		v->h->flags & LTX_STATSEG_BUS_COUNTED ? "true" : "false",
 		elapsed_s(v), backoff_s(v));
 	LTX_STATS_FIELDS(JSON_FIELD)
 	fprintf(out, ",\"abort_causes\":{");

@@ -149,8 +149,10 @@ static void refresh(uint32_t flags)
 					   (double)(mono - start_mono_ns));
 	seg->h.update_ns = now_ns(CLOCK_REALTIME);
 	seg->h.refreshes++;
-	seg->h.flags = flags;
 	seg->h.mode = (uint32_t)ltx_config.mode;
+	if (ltx_config.mode == LTX_MODE_VISIBLE || ltx_config.capacity != 0)
+		flags |= LTX_STATSEG_BUS_COUNTED;
+	seg->h.flags = flags;
 	/* Pairs with the readers' acquire of seq after their copy. */
 	__atomic_store_n(&seg->h.seq, seg->h.seq + 1, __ATOMIC_RELEASE);
 }

@@ -40,6 +40,10 @@
 
 /* header.flags */
 #define LTX_STATSEG_FINAL 1u /* the process has exited: figures are final */
+/* bus_t_read, bus_t_rfo and bus_writeback are counted: the visible mode,
+ * or the invisible one's counted path (LTX_CAPACITY set); else they stay 0
+ * (bus_busy is counted in both modes) */
+#define LTX_STATSEG_BUS_COUNTED 2u
 
 struct ltx_statseg_header {
 	uint64_t magic;		/* LTX_STATSEG_MAGIC */
