@@ -5,6 +5,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "rt/statseg.h"
 #include "tx/stats.h"
@@ -174,6 +176,123 @@ START_TEST(test_statseg_parse_accepts_valid_rejects_bad)
 }
 END_TEST
 
+/* Segment names: ltx.<pid> or ltx.<pid>.<hex token>, nothing else. */
+START_TEST(test_statseg_names_give_the_pid)
+{
+	ck_assert_int_eq(ltx_statseg_name_pid("ltx.42"), 42);
+	ck_assert_int_eq(ltx_statseg_name_pid("ltx.42.0123456789abcdef"), 42);
+	ck_assert_int_eq(ltx_statseg_name_pid("ltx.42."), 0);
+	ck_assert_int_eq(ltx_statseg_name_pid("ltx.42.xyz"), 0);
+	ck_assert_int_eq(ltx_statseg_name_pid("ltx.42.AB"), 0);
+	ck_assert_int_eq(ltx_statseg_name_pid("ltx."), 0);
+	ck_assert_int_eq(ltx_statseg_name_pid("ltx.-1"), 0);
+	ck_assert_int_eq(ltx_statseg_name_pid("ltx.99999999999999999999"), 0);
+	ck_assert_int_eq(ltx_statseg_name_pid("sem.ltx.42"), 0);
+}
+END_TEST
+
+/* /proc/PID/maps lines: only a segment of that pid, with its inode. */
+START_TEST(test_statseg_maps_line_finds_the_mapped_segment)
+{
+	struct ltx_statseg_mapping m;
+
+	ck_assert(ltx_statseg_maps_line(
+		"7f0000000000-7f000000b000 rw-s 00000000 00:1a 12345     "
+		"          /dev/shm/ltx.42.0123456789abcdef\n",
+		42, &m));
+	ck_assert_str_eq(m.path, "/dev/shm/ltx.42.0123456789abcdef");
+	ck_assert_uint_eq(m.ino, 12345);
+	ck_assert_uint_eq(m.major, 0);
+	ck_assert_uint_eq(m.minor, 0x1a);
+	ck_assert(!m.deleted);
+	ck_assert(ltx_statseg_maps_line(
+		"7f0000000000-7f000000b000 rw-s 00000000 00:1a 12345 "
+		"/dev/shm/ltx.42.ab (deleted)", 42, &m));
+	ck_assert(m.deleted);
+	/* Another pid's, another directory, another file, a bad line. */
+	ck_assert(!ltx_statseg_maps_line(
+		"7f0000000000-7f000000b000 rw-s 00000000 00:1a 12345 "
+		"/dev/shm/ltx.43.ab", 42, &m));
+	ck_assert(!ltx_statseg_maps_line(
+		"7f0000000000-7f000000b000 rw-s 00000000 00:1a 12345 "
+		"/tmp/ltx.42.ab", 42, &m));
+	ck_assert(!ltx_statseg_maps_line(
+		"7f0000000000-7f000000b000 r-xp 00000000 08:01 777 "
+		"/usr/lib/libc.so.6", 42, &m));
+	ck_assert(!ltx_statseg_maps_line("garbage /dev/shm/ltx.42", 42, &m));
+	ck_assert(!ltx_statseg_maps_line("", 42, &m));
+}
+END_TEST
+
+/* What the file must be before a byte is read: regular, a segment's
+ * size, the process's user's, the inode the process maps. */
+START_TEST(test_statseg_file_checks_refuse_what_is_not_the_segment)
+{
+	struct ltx_statseg_expect e = { .check_owner = true, .uid = 1000,
+					.check_inode = true, .major = 0,
+					.minor = 26, .ino = 12345 };
+	struct stat st;
+
+	memset(&st, 0, sizeof(st));
+	st.st_mode = S_IFREG | 0600;
+	st.st_size = sizeof(struct ltx_statseg);
+	st.st_uid = 1000;
+	st.st_ino = 12345;
+	st.st_dev = makedev(0, 26);
+	ck_assert_int_eq(ltx_statseg_check_file(&st, &e), LTX_STATSEG_OK);
+	ck_assert_int_eq(ltx_statseg_check_file(&st, NULL), LTX_STATSEG_OK);
+	st.st_uid = 1001;
+	ck_assert_int_eq(ltx_statseg_check_file(&st, &e), LTX_STATSEG_EOWNER);
+	st.st_uid = 1000;
+	st.st_ino = 12346;
+	ck_assert_int_eq(ltx_statseg_check_file(&st, &e), LTX_STATSEG_EINODE);
+	st.st_ino = 12345;
+	st.st_dev = makedev(0, 27);
+	ck_assert_int_eq(ltx_statseg_check_file(&st, &e), LTX_STATSEG_EINODE);
+	st.st_dev = makedev(0, 26);
+	st.st_size = (off_t)16 << 30;
+	ck_assert_int_eq(ltx_statseg_check_file(&st, &e), LTX_STATSEG_ETOOBIG);
+	st.st_size = 3;
+	ck_assert_int_eq(ltx_statseg_check_file(&st, &e), LTX_STATSEG_ETRUNC);
+	st.st_size = sizeof(struct ltx_statseg);
+	st.st_mode = S_IFIFO | 0600;
+	ck_assert_int_eq(ltx_statseg_check_file(&st, &e), LTX_STATSEG_ENOTREG);
+	st.st_mode = S_IFDIR | 0700;
+	ck_assert_int_eq(ltx_statseg_check_file(&st, &e), LTX_STATSEG_ENOTREG);
+}
+END_TEST
+
+/* The bytes to read come from the header, capped, never the file size. */
+START_TEST(test_statseg_size_comes_from_the_header_capped)
+{
+	struct ltx_statseg *s = aligned_alloc(8, sizeof(*s));
+	struct ltx_statseg_view v;
+	size_t n = 0;
+
+	make_segment(s);
+	ck_assert_int_eq(ltx_statseg_size(s, sizeof(s->h), (uint64_t)16 << 30,
+					  &n),
+			 LTX_STATSEG_OK);
+	ck_assert_uint_eq(n, sizeof(*s));
+	ck_assert_int_eq(ltx_statseg_size(s, sizeof(s->h), sizeof(*s) - 1, &n),
+			 LTX_STATSEG_ETRUNC);
+	ck_assert_int_eq(ltx_statseg_size(s, 10, sizeof(*s), &n),
+			 LTX_STATSEG_ETRUNC);
+	s->h.size = (uint64_t)16 << 30;
+	ck_assert_int_eq(ltx_statseg_size(s, sizeof(s->h), s->h.size, &n),
+			 LTX_STATSEG_ETOOBIG);
+	s->h.magic = 0;
+	ck_assert_int_eq(ltx_statseg_size(s, sizeof(s->h), sizeof(*s), &n),
+			 LTX_STATSEG_EMAGIC);
+	/* The header's pid must be the process asked for. */
+	make_segment(s);
+	ck_assert_int_eq(ltx_statseg_parse(s, sizeof(*s), &v), LTX_STATSEG_OK);
+	ck_assert_int_eq(ltx_statseg_check_pid(&v, 1), LTX_STATSEG_OK);
+	ck_assert_int_eq(ltx_statseg_check_pid(&v, 2), LTX_STATSEG_EPID);
+	free(s);
+}
+END_TEST
+
 /*
  * Fuzz: random bytes over random fields of a valid segment, and random
  * lengths.  The parser must either refuse it or accept a view whose every
@@ -233,6 +352,10 @@ int main(void)
 	tcase_add_test(tc, test_stats_each_abort_in_exactly_one_row);
 	tcase_add_test(tc, test_stats_threads_count_threads_that_ran_transactions);
 	tcase_add_test(tc, test_statseg_parse_accepts_valid_rejects_bad);
+	tcase_add_test(tc, test_statseg_names_give_the_pid);
+	tcase_add_test(tc, test_statseg_maps_line_finds_the_mapped_segment);
+	tcase_add_test(tc, test_statseg_file_checks_refuse_what_is_not_the_segment);
+	tcase_add_test(tc, test_statseg_size_comes_from_the_header_capped);
 	tcase_add_test(tc, test_statseg_parse_survives_corrupt_segments);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);

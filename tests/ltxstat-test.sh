@@ -92,10 +92,154 @@ rates=$(awk 'NR>1 { print $1 }' "$T/p" | head -1)
 "$LTXSTAT" -p $$ 2>/dev/null; [ $? -eq 4 ] || fail "process without ltx"
 "$LTXSTAT" -- /nonexistent/prog 2>/dev/null; [ $? -eq 127 ] || fail "not found"
 "$LTXSTAT" -- "$T" 2>/dev/null; [ $? -eq 126 ] || fail "not executable"
-# A corrupt and a foreign-version segment of a live process (this shell).
-printf 'garbage' >/dev/shm/ltx.$$
-"$LTXSTAT" -p $$ 2>"$T/e"; st=$?
-rm -f /dev/shm/ltx.$$
-[ $st -eq 5 ] || fail "corrupt segment: status $st"
+
+# 5. Segments no one can spoof.  A process of this user that publishes
+# none (a sleep), with segments planted under its names: a well-formed one
+# with invented figures, a FIFO, a directory.  ltxstat -p trusts only the
+# file the process maps: it says none is published, at once, and names
+# what it ignored; it never shows the invented figures nor waits on the
+# FIFO.
+HELPER=./statseg_helper
+[ -x "$HELPER" ] || HELPER="$B/tests/statseg_helper"
+sleep 60 &
+victim=$!
+"$HELPER" plant "/dev/shm/ltx.$victim" $victim || fail "plant"
+mkfifo "/dev/shm/ltx.$victim.fe"
+mkdir "/dev/shm/ltx.$victim.d"
+timeout 10 "$LTXSTAT" -p $victim >"$T/o" 2>"$T/e"; st=$?
+rm -rf "/dev/shm/ltx.$victim" "/dev/shm/ltx.$victim.fe" "/dev/shm/ltx.$victim.d"
+kill $victim
+[ $st -eq 4 ] || { cat "$T/e"; fail "planted segments: status $st, not 4"; }
+grep -q "is not its segment: ignored" "$T/e" || { cat "$T/e"; fail "planted: not named"; }
+! grep -q '123,456,789' "$T/o" || fail "planted: invented figures shown"
+
+# Processes that do map a hostile segment as their own: one whose header
+# names another process, a 16 GiB sparse file (refused from its size,
+# fast, in bounded memory).  Each refusal has its own status.
+serve() { # MODE [legacy]: start a helper serving it; sets $server
+	rm -f "$T/ready"
+	"$HELPER" serve "$@" >"$T/ready" &
+	server=$!
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		grep -q ready "$T/ready" 2>/dev/null && return 0
+		sleep 0.2
+	done
+	fail "helper serve $*: not ready"
+}
+unserve() {
+	kill $server
+	wait $server 2>/dev/null
+	rm -f "/dev/shm/ltx.$server" "/dev/shm/ltx.$server.0123456789abcdef"
+}
+serve otherpid
+"$LTXSTAT" -p $server 2>"$T/e"; st=$?
+unserve
+[ $st -eq 11 ] || { cat "$T/e"; fail "a segment naming another pid: status $st, not 11"; }
+grep -q 'written for another process: refused' "$T/e" || { cat "$T/e"; fail "otherpid: message"; }
+serve huge legacy
+timeout 20 "$HELPER" measure "$LTXSTAT" -p $server >"$T/m" 2>"$T/e"
+unserve
+grep -q '^status=9 ' "$T/m" || { cat "$T/m" "$T/e"; fail "a 16 GiB segment: not status 9"; }
+grep -q 'larger than any statistics segment' "$T/e" || { cat "$T/e"; fail "huge: message"; }
+rss=$(sed -n 's/.*maxrss_kb=\([0-9]*\).*/\1/p' "$T/m")
+ms=$(sed -n 's/.* ms=\([0-9]*\).*/\1/p' "$T/m")
+[ "$rss" -lt 65536 ] && [ "$ms" -lt 5000 ] ||
+	fail "a 16 GiB segment: ${rss} KiB, $ms ms (want < 64 MiB, < 5 s)"
+if [ "$(id -u)" = 0 ]; then
+	# One owned by another user than the process's (root only).
+	serve nobody
+	"$LTXSTAT" -p $server 2>"$T/e"; st=$?
+	unserve
+	[ $st -eq 11 ] || { cat "$T/e"; fail "a segment owned by nobody: status $st"; }
+	grep -q 'owned by another user than the process' "$T/e" || fail "nobody: message"
+fi
+
+# -f reads a segment file, but only a regular file of a segment's size:
+# a FIFO, a directory and a 16 GiB sparse file are refused at once.
+"$HELPER" plant "$T/seg" 4242
+"$LTXSTAT" -f "$T/seg" >"$T/o" || fail "-f on a segment: status $?"
+grep -q '123,456,789  commits' "$T/o" || fail "-f: no figures"
+mkfifo "$T/fifo"
+timeout 10 "$LTXSTAT" -f "$T/fifo" 2>/dev/null; st=$?
+[ $st -eq 8 ] || fail "-f FIFO: status $st, not 8"
+"$LTXSTAT" -f "$T" 2>/dev/null; st=$?
+[ $st -eq 8 ] || fail "-f directory: status $st, not 8"
+truncate -s 16G "$T/huge"
+timeout 20 "$HELPER" measure "$LTXSTAT" -f "$T/huge" >"$T/m" 2>/dev/null
+grep -q '^status=9 ' "$T/m" || { cat "$T/m"; fail "-f 16 GiB: not status 9"; }
+printf 'garbage' >"$T/garbage"
+"$LTXSTAT" -f "$T/garbage" 2>"$T/e"; st=$?
+[ $st -eq 10 ] || fail "-f garbage: status $st, not 10"
 grep -q 'ltxstat: ' "$T/e" || fail "no message for a corrupt segment"
+ln -s "$T/seg" "$T/link"
+"$LTXSTAT" -f "$T/link" 2>/dev/null; st=$?
+[ $st -eq 8 ] || fail "-f symbolic link: status $st, not 8"
+
+# 6. A process killed with SIGKILL leaves its segment; the next process
+# that creates one removes it (its pid is dead).
+segment_of() { # PID: true if a segment of PID is in /dev/shm
+	for f in /dev/shm/ltx.$1 /dev/shm/ltx.$1.*; do
+		[ -e "$f" ] && return 0
+	done
+	return 1
+}
+LTX_STATS=1 "$B/tools/examples/bank" 1 100000000 64 >/dev/null &
+killed=$!
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	segment_of $killed && break
+	sleep 0.2
+done
+kill -9 $killed
+wait $killed 2>/dev/null
+segment_of $killed || fail "no segment left by a killed process"
+LTX_STATS=1 LTX_STATS_FILE=/dev/null "$LIFO" 1 10 >/dev/null
+! segment_of $killed || fail "a dead process's segment stayed"
+
+# 7. ltxstat's own interface: each mistake its message and status 2.
+expect_usage() { # WHAT PATTERN CMD...: status 2, and PATTERN said
+	what=$1 pat=$2
+	shift 2
+	"$@" >/dev/null 2>"$T/e"; st=$?
+	[ $st -eq 2 ] || { cat "$T/e"; fail "$what: status $st, not 2"; }
+	grep -q -- "$pat" "$T/e" || { cat "$T/e"; fail "$what: no '$pat'"; }
+}
+expect_usage "LTX_STATS=garbage" 'LTX_STATS="garbage" is invalid' \
+	env LTX_STATS=garbage "$LTXSTAT" --lib "$LIB" -- "$LIFO" 1 10
+expect_usage "--lib /nonexistent.so" '/nonexistent.so: No such file' \
+	"$LTXSTAT" --lib /nonexistent.so -- "$LIFO" 1 10
+expect_usage "-p alone" 'option -p needs an argument' "$LTXSTAT" -p
+expect_usage "-o alone" 'option -o needs an argument' "$LTXSTAT" -o
+expect_usage "-p PID -1" "bad INTERVAL '-1'" "$LTXSTAT" -p $$ -1
+"$LTXSTAT" --help >"$T/o" 2>"$T/e" || fail "--help: status $?"
+grep -q '^usage: ltxstat' "$T/o" && [ ! -s "$T/e" ] || fail "--help not on stdout"
+"$LTXSTAT" --version >"$T/o" || fail "--version: status $?"
+grep -q '^ltxstat (ltx) [0-9]' "$T/o" || fail "--version: $(cat "$T/o")"
+# A program that does not use ltx and exits 0: status 4, said.
+"$LTXSTAT" --lib "$LIB" -- /bin/true 2>"$T/e"; st=$?
+[ $st -eq 4 ] || fail "ltxstat -- /bin/true: status $st, not 4"
+grep -q 'ran no transaction\|published no ltx statistics' "$T/e" || fail "/bin/true: message"
+# SIGINT, SIGTERM sent to ltxstat go to the program, which ends; ltxstat
+# reports its last figures and its status.
+for sig in INT:2 TERM:15; do
+	num=${sig#*:}
+	sig=${sig%:*}
+	# (sigdfl: as from a terminal; sh starts it with SIGINT ignored)
+	"$HELPER" sigdfl "$LTXSTAT" --lib "$LIB" -o "$T/sig" -- \
+		"$B/tools/examples/bank" 1 100000000 64 >/dev/null &
+	l=$!
+	sleep 1
+	kill -$sig $l
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		kill -0 $l 2>/dev/null || break
+		sleep 0.5
+	done
+	if kill -0 $l 2>/dev/null; then
+		kill -9 $(ps -o pid= --ppid $l) $l
+		fail "SIG$sig to ltxstat: the program did not end"
+	fi
+	wait $l; st=$?
+	want=$((128 + num))
+	[ $st -eq $want ] || fail "SIG$sig: status $st, not $want"
+	grep -q ' commits ' "$T/sig" || fail "SIG$sig: no summary"
+done
 echo "ltxstat-test: OK"

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The statistics segment's reader: checks, and the summary ltxstat prints. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "rt/statseg.h"
 
@@ -114,6 +116,144 @@ void ltx_statseg_layout(struct ltx_statseg *s, int64_t pid)
 	snprintf(s->h.fields, sizeof(s->h.fields), "%s", LTX_STATS_NAMES);
 }
 
+long ltx_statseg_name_pid(const char *name)
+{
+	const char *p = name;
+	long pid = 0;
+
+	if (strncmp(p, "ltx.", 4) != 0)
+		return 0;
+	for (p += 4; *p >= '0' && *p <= '9'; p++) {
+		if (pid > (0x7fffffffL - (*p - '0')) / 10)
+			return 0;
+		pid = pid * 10 + (*p - '0');
+	}
+	if (p == name + 4 || (p[0] != '\0' && p[0] != '.'))
+		return 0;
+	if (p[0] == '.') {
+		const char *t = ++p;
+
+		while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))
+			p++;
+		if (p == t || *p != '\0')
+			return 0;
+	}
+	return pid;
+}
+
+/* A hexadecimal number of at most 16 digits at *s, then c. */
+static bool hex_field(const char **s, uint64_t *v, char c)
+{
+	const char *p = *s;
+
+	*v = 0;
+	for (; isxdigit((unsigned char)*p) && p - *s < 16; p++)
+		*v = *v << 4 | (uint64_t)(isdigit((unsigned char)*p)
+						  ? *p - '0'
+						  : (*p | 0x20) - 'a' + 10);
+	if (p == *s || *p != c)
+		return false;
+	*s = p + 1;
+	return true;
+}
+
+bool ltx_statseg_maps_line(const char *line, long pid,
+			   struct ltx_statseg_mapping *m)
+{
+	/* start-end perms offset major:minor inode   path */
+	static const char dir[] = LTX_STATSEG_DIR "/";
+	const size_t dlen = sizeof(dir) - 1;
+	const char *p = line, *path, *end;
+	uint64_t x, major, minor, ino = 0;
+	char name[sizeof(m->path) - sizeof(dir) + 1];
+	size_t n;
+	int digits = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (pid <= 0 || !hex_field(&p, &x, '-') || !hex_field(&p, &x, ' '))
+		return false;
+	if (strnlen(p, 5) < 5 || p[4] != ' ')
+		return false; /* rwxp */
+	p += 5;
+	if (!hex_field(&p, &x, ' ') || !hex_field(&p, &major, ':') ||
+	    !hex_field(&p, &minor, ' '))
+		return false;
+	for (; *p >= '0' && *p <= '9' && digits < 19; p++, digits++)
+		ino = ino * 10 + (uint64_t)(*p - '0');
+	if (digits == 0 || *p != ' ')
+		return false;
+	while (*p == ' ')
+		p++;
+	path = p;
+	end = path + strcspn(path, "\n");
+	n = (size_t)(end - path);
+	if (n >= 10 && memcmp(end - 10, " (deleted)", 10) == 0) {
+		m->deleted = true;
+		n -= 10;
+	}
+	if (n <= dlen || n - dlen >= sizeof(name) ||
+	    memcmp(path, dir, dlen) != 0 || major > 0xfff ||
+	    minor > 0xfffff)
+		return false;
+	memcpy(name, path + dlen, n - dlen);
+	name[n - dlen] = '\0';
+	if (ltx_statseg_name_pid(name) != pid)
+		return false;
+	snprintf(m->path, sizeof(m->path), "%s%s", dir, name);
+	m->ino = ino;
+	m->major = (unsigned)major;
+	m->minor = (unsigned)minor;
+	return true;
+}
+
+int ltx_statseg_check_file(const struct stat *st,
+			   const struct ltx_statseg_expect *e)
+{
+	if (!S_ISREG(st->st_mode))
+		return LTX_STATSEG_ENOTREG;
+	if (st->st_size > (off_t)LTX_STATSEG_SIZE_MAX)
+		return LTX_STATSEG_ETOOBIG;
+	if (st->st_size < (off_t)sizeof(struct ltx_statseg_header))
+		return LTX_STATSEG_ETRUNC;
+	if (e != NULL && e->check_owner && st->st_uid != e->uid)
+		return LTX_STATSEG_EOWNER;
+	if (e != NULL && e->check_inode &&
+	    ((uint64_t)st->st_ino != e->ino || major(st->st_dev) != e->major ||
+	     minor(st->st_dev) != e->minor))
+		return LTX_STATSEG_EINODE;
+	return LTX_STATSEG_OK;
+}
+
+int ltx_statseg_size(const void *head, size_t len, uint64_t file_size,
+		     size_t *size)
+{
+	struct ltx_statseg_header h;
+
+	if (len < sizeof(h.magic) + sizeof(h.version))
+		return LTX_STATSEG_ETRUNC;
+	memcpy(&h, head, len < sizeof(h) ? len : sizeof(h));
+	if (h.magic != LTX_STATSEG_MAGIC)
+		return LTX_STATSEG_EMAGIC;
+	if (h.version != LTX_STATSEG_VERSION)
+		return LTX_STATSEG_EVERSION;
+	if (len < sizeof(h))
+		return LTX_STATSEG_ETRUNC;
+	if (h.header_size != sizeof(h) || h.size < sizeof(h))
+		return LTX_STATSEG_ECORRUPT;
+	if (h.size > LTX_STATSEG_SIZE_MAX)
+		return LTX_STATSEG_ETOOBIG;
+	if (h.size > file_size)
+		return LTX_STATSEG_ETRUNC;
+	*size = (size_t)h.size;
+	return LTX_STATSEG_OK;
+}
+
+int ltx_statseg_check_pid(const struct ltx_statseg_view *v, long pid)
+{
+	return v->h != NULL && v->h->pid == pid ? LTX_STATSEG_OK
+						: LTX_STATSEG_EPID;
+}
+
 const char *ltx_statseg_strerror(int err)
 {
 	switch (err) {
@@ -129,6 +269,16 @@ const char *ltx_statseg_strerror(int err)
 		return "corrupt segment (inconsistent fields)";
 	case LTX_STATSEG_EBUSY:
 		return "segment being rewritten";
+	case LTX_STATSEG_ENOTREG:
+		return "not a regular file";
+	case LTX_STATSEG_ETOOBIG:
+		return "larger than any statistics segment";
+	case LTX_STATSEG_EOWNER:
+		return "owned by another user than the process";
+	case LTX_STATSEG_EINODE:
+		return "not the file the process has mapped";
+	case LTX_STATSEG_EPID:
+		return "written for another process";
 	default:
 		return "unknown error";
 	}

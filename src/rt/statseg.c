@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The statistics segment's writer: refresh thread, exit summary, cleanup. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,11 +25,14 @@
 #include "rt/statseg.h"
 
 /*
- * One segment per process, /dev/shm/ltx.<pid>, written only here: by the
- * refresh thread every REFRESH_MS, and by the exit handler, which writes the
- * final figures, prints the summary (LTX_STATS_FILE or stderr) and removes
- * the segment - unless ltxstat(1) started the process and asked, through
- * LTX_STATS_KEEP=<pid>, to read the final figures itself.
+ * One segment per process, /dev/shm/ltx.<pid>.<token> (rt/statseg.h says
+ * why the token), written only here: by the refresh thread every
+ * REFRESH_MS, and by the exit handler, which writes the final figures,
+ * prints the summary (LTX_STATS_FILE or stderr) and removes the segment -
+ * unless ltxstat(1) started the process and asked, through
+ * LTX_STATS_KEEP=<pid>.<token>, to read the final figures itself from the
+ * segment of that name.  Creating one removes the segments this user's
+ * dead processes left (remove_stale).
  *
  * fork: the child gets a copy of this state, the parent's mapping and the
  * exit handler, but not the refresh thread, and seg_lock as it was at the
@@ -329,42 +334,118 @@ static void read_command(char *buf, size_t len)
 	buf[n] = '\0';
 }
 
+/*
+ * Remove the segments that processes of this user left when they died
+ * without their exit handler (killed, or replaced by exec): those whose
+ * process no longer exists, and those of this pid (a former program of
+ * this process: this one is about to create its own).  The name gives the
+ * pid; only regular files owned by this user are touched, so a name that
+ * another user planted stays (its owner's business, and the sticky bit's).
+ * A process in its exit handler still exists, and so does one ltxstat has
+ * not reaped yet, whose kept segment it is about to read.
+ */
+static void remove_stale(void)
+{
+	DIR *d = opendir(LTX_STATSEG_DIR);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		long pid = ltx_statseg_name_pid(e->d_name);
+		struct stat st;
+
+		if (pid <= 0 ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		if (pid == (long)getpid() ||
+		    (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
+/* LTX_STATS_KEEP=<pid>.<token>: if it names this process, the token. */
+static bool kept_token(char *token)
+{
+	const char *keep = secure_getenv("LTX_STATS_KEEP"), *dot;
+	char *end;
+	long pid;
+
+	if (keep == NULL)
+		return false;
+	pid = strtol(keep, &end, 10);
+	dot = end;
+	if (pid != (long)getpid() || *dot != '.' ||
+	    strlen(dot + 1) != LTX_STATSEG_TOKEN_LEN ||
+	    strspn(dot + 1, "0123456789abcdef") != LTX_STATSEG_TOKEN_LEN)
+		return false;
+	memcpy(token, dot + 1, LTX_STATSEG_TOKEN_LEN + 1);
+	return true;
+}
+
+/* 16 random hex digits: a name no other user can predict. */
+static void random_token(char *token)
+{
+	uint64_t r = 0;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+		r = ltx_cycles() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+	snprintf(token, LTX_STATSEG_TOKEN_LEN + 1, "%016llx",
+		 (unsigned long long)r);
+}
+
 /* Create and map the segment, write it once, and (thread) start the
  * refresh thread.  Caller holds seg_lock.  Returns whether it exists. */
 static bool start_locked(bool thread)
 {
-	const char *keep = secure_getenv("LTX_STATS_KEEP");
+	char token[LTX_STATSEG_TOKEN_LEN + 1];
 	pthread_attr_t attr;
 	sigset_t all, old;
 	pthread_t tid;
 	void *p;
-	int fd;
+	int fd = -1;
 
 	started = true;
-	snprintf(seg_name, sizeof(seg_name), "/ltx.%ld", (long)getpid());
-	fd = shm_open(seg_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 && errno == EEXIST) {
-		/* Left by an earlier process with our pid, now dead. */
-		shm_unlink(seg_name);
+	remove_stale();
+	keep_at_exit = kept_token(token);
+	/* Exclusive creation: never a file someone else made (O_EXCL also
+	 * refuses a symbolic link, and shm_open adds O_NOFOLLOW). */
+	for (int tries = 0; fd < 0 && tries < 4; tries++) {
+		if (!keep_at_exit || tries > 0)
+			random_token(token);
+		snprintf(seg_name, sizeof(seg_name), "/ltx.%ld.%s",
+			 (long)getpid(), token);
 		fd = shm_open(seg_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
 			      0600);
+		if (fd < 0 && errno == EEXIST && keep_at_exit) {
+			/* Not ours: ltxstat will not find the figures; the
+			 * summary is printed here at exit instead. */
+			fprintf(stderr, "ltx: LTX_STATS: " LTX_STATSEG_DIR
+				"%s exists already (not made by this "
+				"process): using another name\n",
+				seg_name);
+			keep_at_exit = false;
+		}
+		if (fd < 0 && errno != EEXIST)
+			break;
 	}
 	if (fd < 0) {
-		fprintf(stderr, "ltx: LTX_STATS: cannot create /dev/shm%s: "
-			"%s\n", seg_name, strerror(errno));
+		fprintf(stderr, "ltx: LTX_STATS: cannot create " LTX_STATSEG_DIR
+			"%s: %s\n", seg_name, strerror(errno));
 		return false;
 	}
 	if (ftruncate(fd, sizeof(*seg)) != 0 ||
 	    (p = mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE, MAP_SHARED,
 		      fd, 0)) == MAP_FAILED) {
-		fprintf(stderr, "ltx: LTX_STATS: cannot map /dev/shm%s: %s\n",
-			seg_name, strerror(errno));
+		fprintf(stderr, "ltx: LTX_STATS: cannot map " LTX_STATSEG_DIR
+			"%s: %s\n", seg_name, strerror(errno));
 		close(fd);
 		shm_unlink(seg_name);
 		return false;
 	}
 	close(fd);
-	keep_at_exit = keep != NULL && atol(keep) == (long)getpid();
 	start_cycles = ltx_cycles();
 	start_mono_ns = now_ns(CLOCK_MONOTONIC);
 

@@ -3,9 +3,11 @@
 #ifndef LTX_RT_STATSEG_H
 #define LTX_RT_STATSEG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "rt/stats.h"
 
@@ -120,7 +122,79 @@ enum ltx_statseg_error {
 	LTX_STATSEG_EVERSION = 3, /* another layout version, or counter list */
 	LTX_STATSEG_ECORRUPT = 4, /* inconsistent fields */
 	LTX_STATSEG_EBUSY = 5,	  /* being rewritten (seq odd): read again */
+	LTX_STATSEG_ENOTREG = 6,  /* not a regular file (directory, FIFO...) */
+	LTX_STATSEG_ETOOBIG = 7,  /* larger than any segment is */
+	LTX_STATSEG_EOWNER = 8,	  /* owned by another user than the process */
+	LTX_STATSEG_EINODE = 9,	  /* not the file the process has mapped */
+	LTX_STATSEG_EPID = 10,	  /* its header names another process */
 };
+
+/*
+ * Where a segment is and who may have written it.  The writer names its
+ * segment /dev/shm/ltx.<pid>.<token>, the token 16 random hex digits (or
+ * ltxstat's, through LTX_STATS_KEEP=<pid>.<token>), and creates it
+ * exclusively: a file planted under a name another user can predict never
+ * takes its place.  A reader of a running process trusts only the file the
+ * process has mapped (/proc/<pid>/maps: same device and inode), owned by
+ * the process's user, whose header names the process; it opens it without
+ * following links and non-blocking, and reads at most LTX_STATSEG_SIZE_MAX
+ * bytes, so a FIFO, a device or a huge sparse file costs it nothing.
+ */
+#define LTX_STATSEG_DIR "/dev/shm"
+#define LTX_STATSEG_SIZE_MAX (1u << 20) /* this version's is ~42 KiB */
+#define LTX_STATSEG_TOKEN_LEN 16
+
+_Static_assert(sizeof(struct ltx_statseg) <= LTX_STATSEG_SIZE_MAX,
+	       "LTX_STATSEG_SIZE_MAX");
+
+/*
+ * ltx_statseg_name_pid: if name (a file name in LTX_STATSEG_DIR, without
+ * the directory) is a segment's, ltx.<pid> or ltx.<pid>.<hex token>, its
+ * pid; else 0.
+ */
+long ltx_statseg_name_pid(const char *name);
+
+/* A statistics segment mapped by a process (a line of /proc/PID/maps). */
+struct ltx_statseg_mapping {
+	char path[128];		 /* LTX_STATSEG_DIR "/ltx.<pid>..." */
+	uint64_t ino;		 /* its inode... */
+	unsigned major, minor;	 /* ...on this device */
+	bool deleted;		 /* removed from the directory since */
+};
+
+/*
+ * ltx_statseg_maps_line: whether line, one line of /proc/<pid>/maps, maps
+ * a statistics segment of process pid; if so, fills *m.
+ */
+bool ltx_statseg_maps_line(const char *line, long pid,
+			   struct ltx_statseg_mapping *m);
+
+/* What a reader knows a segment's file must be, beyond a segment. */
+struct ltx_statseg_expect {
+	bool check_owner;
+	uid_t uid;		/* owned by this user (the process's) */
+	bool check_inode;
+	unsigned major, minor;	/* this device... */
+	uint64_t ino;		/* ...and inode (the one the process maps) */
+};
+
+/*
+ * ltx_statseg_check_file: whether *st (fstat of the open file) can be the
+ * segment *e describes: a regular file of a header's size to
+ * LTX_STATSEG_SIZE_MAX bytes, and the owner and inode e asks for.  Returns
+ * LTX_STATSEG_OK, ENOTREG, ETRUNC, ETOOBIG, EOWNER or EINODE.
+ */
+int ltx_statseg_check_file(const struct stat *st,
+			   const struct ltx_statseg_expect *e);
+
+/*
+ * ltx_statseg_size: from head[0, len), the start of a file of file_size
+ * bytes, the bytes to read: the size its header gives, once the magic,
+ * version and header size are right and the size fits both the file and
+ * LTX_STATSEG_SIZE_MAX.  Returns LTX_STATSEG_OK (*size set) or an error.
+ */
+int ltx_statseg_size(const void *head, size_t len, uint64_t file_size,
+		     size_t *size);
 
 /* A checked segment: pointers into the buffer that was parsed. */
 struct ltx_statseg_view {
@@ -134,12 +208,17 @@ struct ltx_statseg_view {
 
 /*
  * ltx_statseg_parse: check that buf[0, len) is a complete, consistent
- * segment of this version and counter list and fill *view with pointers into it.  Never reads
- * outside the buffer, whatever it holds (buf must be 8-byte aligned).
+ * segment of this version and counter list and fill *view with pointers
+ * into it.  Never reads outside the buffer, whatever it holds (buf must be
+ * 8-byte aligned).
  * Returns LTX_STATSEG_OK or an enum ltx_statseg_error.
  */
 int ltx_statseg_parse(const void *buf, size_t len,
 		      struct ltx_statseg_view *view);
+
+/* ltx_statseg_check_pid: LTX_STATSEG_OK if the parsed segment's header
+ * names process pid, else LTX_STATSEG_EPID. */
+int ltx_statseg_check_pid(const struct ltx_statseg_view *v, long pid);
 
 /*
  * ltx_statseg_layout: clear *s and fill its header as this version lays a
