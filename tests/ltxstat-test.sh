@@ -242,4 +242,39 @@ for sig in INT:2 TERM:15; do
 	[ $st -eq $want ] || fail "SIG$sig: status $st, not $want"
 	grep -q ' commits ' "$T/sig" || fail "SIG$sig: no summary"
 done
+# 8. Abort sites: without line information, function+offset, so that two
+# sites in one function differ; and the summary the program prints at exit
+# (no ltxstat) names them as ltxstat does, with or without -g.  Needs the
+# shared library (sites are found by unwinding out of it).
+sites() { # FILE: the names of the abort sites of a summary, sorted
+	sed -n '/top abort sites/,$s/^ *[0-9,]*  *[0-9.]* %  .\{19\} //p' "$1" | sort
+}
+REAL="$B/tests/.libs/stats_sites"
+[ -x "$REAL" ] || REAL="$B/tests/.libs/lt-stats_sites"
+if [ -f "$LIB" ] && [ -x "$REAL" ] && command -v objcopy >/dev/null; then
+	cp "$REAL" "$T/nodebug"
+	objcopy --strip-debug "$T/nodebug"
+	for prog in "$REAL" "$T/nodebug"; do
+		LD_LIBRARY_PATH="$B/src/.libs" "$LTXSTAT" --lib "$LIB" \
+			-o "$T/s1" -- "$prog" || fail "ltxstat -- stats_sites: $?"
+		LD_LIBRARY_PATH="$B/src/.libs" LTX_STATS=1 \
+			LTX_STATS_FILE="$T/s2" "$prog" || fail "stats_sites: $?"
+		sites "$T/s1" >"$T/n1"
+		sites "$T/s2" >"$T/n2"
+		[ "$(wc -l <"$T/n1")" -eq 3 ] && [ "$(sort -u "$T/n1" | wc -l)" -eq 3 ] ||
+			{ cat "$T/s1"; fail "$prog: not 3 distinct sites"; }
+		cmp -s "$T/n1" "$T/n2" ||
+			{ diff "$T/n1" "$T/n2"; fail "$prog: exit summary and ltxstat name sites differently"; }
+	done
+	# Without debug information: function+offset in the object.
+	grep -c '^two_sites+0x[0-9a-f]* (nodebug)$' "$T/n1" | grep -qx 2 ||
+		{ cat "$T/n1"; fail "no line information: not function+offset"; }
+	# With it (if the build has -g): the file and line.
+	if objdump -h "$REAL" 2>/dev/null | grep -q debug_line; then
+		LD_LIBRARY_PATH="$B/src/.libs" "$LTXSTAT" --lib "$LIB" \
+			-o "$T/s1" -- "$REAL"
+		sites "$T/s1" | grep -c '^two_sites at stats_sites.c:[0-9]*$' | grep -qx 2 ||
+			{ cat "$T/s1"; fail "-g: sites not at file:line"; }
+	fi
+fi
 echo "ltxstat-test: OK"

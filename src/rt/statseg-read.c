@@ -326,7 +326,7 @@ uint64_t ltx_statseg_unclassified(const struct ltx_stats *c)
 static const char *kind_phrase(unsigned kind)
 {
 	static const char *const names[] = {
-		"other",	   "conflict on LT",   "conflict on LTX/ST",
+		"tm_abort or other", "conflict on LT", "conflict on LTX/ST",
 		"upgrade LT->ST",  "failed VALIDATE", "failed COMMIT",
 	};
 

@@ -235,6 +235,7 @@ static void print_summary(void)
 {
 	struct ltx_statseg_view v;
 	const char *path = ltx_config.stats_file;
+	struct ltx_statseg_sym *sym;
 	FILE *out;
 
 	/* A process that never used ltx (a shell the program runs, with
@@ -242,6 +243,8 @@ static void print_summary(void)
 	if (ltx_statseg_parse(seg, sizeof(*seg), &v) != LTX_STATSEG_OK ||
 	    v.c->commits_ro + v.c->commits_rw + v.c->aborts == 0)
 		return;
+	/* Sites named as ltxstat names them. */
+	sym = ltx_statseg_sym_new(&v);
 	if (path[0] != '\0') {
 		out = open_summary_file(path);
 		if (out == NULL) {
@@ -255,20 +258,24 @@ static void print_summary(void)
 			int err = 0;
 
 			errno = 0;
-			ltx_statseg_print(out, &v, NULL, NULL);
+			ltx_statseg_print(out, &v, ltx_statseg_sym_resolve,
+					  sym);
 			if (fflush(out) != 0 || ferror(out))
 				err = errno ? errno : EIO;
 			if (fclose(out) != 0 && err == 0)
 				err = errno;
-			if (err == 0)
+			if (err == 0) {
+				ltx_statseg_sym_free(sym);
 				return;
+			}
 			fprintf(stderr, "ltx: LTX_STATS_FILE: cannot write %s: "
 				"%s; summary on stderr\n",
 				path, strerror(err));
 		}
 	}
-	ltx_statseg_print(stderr, &v, NULL, NULL);
+	ltx_statseg_print(stderr, &v, ltx_statseg_sym_resolve, sym);
 	fflush(stderr);
+	ltx_statseg_sym_free(sym);
 }
 
 static bool start_locked(bool thread);

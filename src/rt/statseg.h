@@ -239,6 +239,32 @@ typedef int (*ltx_statseg_resolve_fn)(void *ctx,
 				      const struct ltx_statseg_frame *f,
 				      char *buf, size_t len);
 
+/*
+ * Naming the frames of a view's abort sites, the same way for the summary
+ * at exit and for ltxstat (statseg-sym.c): "function at file.c:LINE" where
+ * the object has line information, else "function+0xOFF (object)" from its
+ * symbol table.  ltx_statseg_sym_new works out every frame's name at once
+ * (one addr2line per object) and returns the context for
+ * ltx_statseg_sym_resolve, an ltx_statseg_resolve_fn; NULL if out of memory
+ * (the resolver then knows nothing).  Not for signal handlers.
+ */
+struct ltx_statseg_sym;
+struct ltx_statseg_sym *ltx_statseg_sym_new(const struct ltx_statseg_view *v);
+int ltx_statseg_sym_resolve(void *ctx, const struct ltx_statseg_view *v,
+			    const struct ltx_statseg_frame *f, char *buf,
+			    size_t len);
+void ltx_statseg_sym_free(struct ltx_statseg_sym *sym);
+
+/*
+ * ltx_statseg_elf_functions: for each of the n return addresses off[k] in
+ * the object file fd (of size bytes; link-time addresses), the function
+ * holding it from its symbol table into name[k] ("" if none) and the
+ * offset into it into into[k].  Reads only 64-bit little-endian ELF, and
+ * checks every offset and size of the file against size first.
+ */
+void ltx_statseg_elf_functions(int fd, uint64_t size, const uint64_t *off,
+			       unsigned n, char (*name)[128], uint64_t *into);
+
 /* ltx_statseg_print: the summary table of ltxstat(1) and LTX_STATS=1. */
 void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 		       ltx_statseg_resolve_fn resolve, void *ctx);

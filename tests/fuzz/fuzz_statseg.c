@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer target: the statistics segment reader, its checks, printers. */
+#define _GNU_SOURCE /* memfd_create */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -20,6 +23,8 @@
  *     size, with the owner and inode expected;
  *   - as a header, for the bytes to read (ltx_statseg_size): never more
  *     than the file has, nor than LTX_STATSEG_SIZE_MAX;
+ *   - as an object file a segment names (ltx_statseg_elf_functions): the
+ *     symbol table reader stays inside it;
  *   - as a segment (ltx_statseg_parse, then ltx_statseg_check_pid): when
  *     accepted, both printers must render it without reading outside the
  *     buffer.
@@ -101,6 +106,27 @@ static void file_checks(const uint8_t *data, size_t size)
 	      "accepted another inode");
 }
 
+/* As an object file named by a segment: the symbol table reader must
+ * stay inside the file and give names that end. */
+static void elf_symbols(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	static char name[4][128];
+	uint64_t off[4], into[4];
+
+	if (fd < 0)
+		fd = memfd_create("fuzz_statseg", 0);
+	if (fd < 0 || ftruncate(fd, 0) != 0 ||
+	    pwrite(fd, data, size, 0) != (ssize_t)size)
+		return;
+	for (int k = 0; k < 4; k++)
+		off[k] = word(data, size, 8 * (size_t)k + 3) & 0xffffff;
+	ltx_statseg_elf_functions(fd, size, off, 4, name, into);
+	for (int k = 0; k < 4; k++)
+		check(memchr(name[k], '\0', sizeof(name[k])) != NULL,
+		      "a function name without its end");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static FILE *sink;
@@ -112,6 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sink = fopen("/dev/null", "w");
 	names_and_maps(data, size);
 	file_checks(data, size);
+	elf_symbols(data, size);
 	/* The parser wants 8-byte alignment, as a mapped segment has. */
 	buf = malloc(size + 8);
 	if (buf == NULL)

@@ -222,67 +222,17 @@ static void seg_close(struct segment *s)
 	s->buf = NULL;
 }
 
-/* addr2line: "function at file:line" of a frame, if debug info allows. */
-static int resolve(void *ctx, const struct ltx_statseg_view *v,
-		   const struct ltx_statseg_frame *f, char *buf, size_t len)
-{
-	int p[2];
-	pid_t pid;
-	char addr[32], res[1024] = "";
-	ssize_t n, got = 0;
-	char *nl, *fn, *src;
-
-	(void)ctx;
-	if (f->obj < 0 || f->pc == 0 || pipe(p) != 0)
-		return 0;
-	/* A return address: the call is the byte before. */
-	snprintf(addr, sizeof(addr), "0x%" PRIx64, f->off - 1);
-	pid = fork();
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(p[1], 1);
-		if (null >= 0)
-			dup2(null, 2);
-		close(p[0]);
-		execlp("addr2line", "addr2line", "-f", "-C", "-e",
-		       v->objs[f->obj].path, addr, (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	while (pid > 0 && (n = read(p[0], res + got,
-				    sizeof(res) - 1 - (size_t)got)) > 0)
-		got += n;
-	close(p[0]);
-	if (pid > 0)
-		waitpid(pid, NULL, 0);
-	res[got] = '\0';
-	fn = res;
-	nl = strchr(fn, '\n');
-	if (nl == NULL)
-		return 0;
-	*nl = '\0';
-	src = nl + 1;
-	if ((nl = strchr(src, '\n')) != NULL)
-		*nl = '\0';
-	if ((nl = strstr(src, " (discriminator")) != NULL)
-		*nl = '\0';
-	if (strcmp(fn, "??") == 0)
-		return 0;
-	if (strncmp(src, "??", 2) == 0)
-		snprintf(buf, len, "%s", fn);
-	else
-		snprintf(buf, len, "%s at %s", fn,
-			 strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
-	return 1;
-}
-
+/* The summary, its sites named as the program's own exit summary names
+ * them (rt/statseg-sym.c). */
 static void report(const struct ltx_statseg_view *v)
 {
+	struct ltx_statseg_sym *sym = ltx_statseg_sym_new(v);
+
 	if (json)
-		ltx_statseg_print_json(out, v, resolve, NULL);
+		ltx_statseg_print_json(out, v, ltx_statseg_sym_resolve, sym);
 	else
-		ltx_statseg_print(out, v, resolve, NULL);
+		ltx_statseg_print(out, v, ltx_statseg_sym_resolve, sym);
+	ltx_statseg_sym_free(sym);
 	fflush(out);
 }
 
