@@ -7,22 +7,26 @@ B=${abs_top_builddir:-$(cd .. && pwd)}
 LTXSTAT="$B/tools/ltxstat/ltxstat"
 LIFO="$B/tools/examples/lifo"
 LIB="$B/src/.libs/libltx.so.0"
+# Preload the shared library where there is one (a --disable-shared build
+# links the programs with ltx itself).
+LIBOPT=
+[ -f "$LIB" ] && LIBOPT="--lib $LIB"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 # 1. Run mode: the committed transactions the program counted itself.
-"$LTXSTAT" --lib "$LIB" --json -o "$T/j" -- "$LIFO" 2 5000 >"$T/out" ||
+"$LTXSTAT" $LIBOPT --json -o "$T/j" -- "$LIFO" 2 5000 >"$T/out" ||
 	fail "ltxstat -- lifo exited $?"
 want=$(sed -n 's/^lifo: \([0-9]*\) transactions committed$/\1/p' "$T/out")
 got=$(sed -n 's/.*"commits":\([0-9]*\),.*/\1/p' "$T/j" | head -1)
 [ -n "$want" ] && [ "$want" = "$got" ] || fail "commits: lifo $want, ltxstat $got"
-"$LTXSTAT" --lib "$LIB" -o "$T/txt" -- "$LIFO" 2 2000 >/dev/null ||
+"$LTXSTAT" $LIBOPT -o "$T/txt" -- "$LIFO" 2 2000 >/dev/null ||
 	fail "text summary"
 grep -q ' 8,000  commits' "$T/txt" || fail "text summary lacks the commits"
 # lifo's 4 workers run transactions, its main thread none: 4 threads (not
 # their descriptors, nor the twins they keep for signal handlers).
-"$LTXSTAT" --lib "$LIB" --json -o "$T/j4" -- "$LIFO" 4 2000 >/dev/null ||
+"$LTXSTAT" $LIBOPT --json -o "$T/j4" -- "$LIFO" 4 2000 >/dev/null ||
 	fail "ltxstat -- lifo 4"
 grep -q '"threads":4,' "$T/j4" || fail "lifo 4: threads $(grep -o '"threads":[0-9]*' "$T/j4")"
 
@@ -43,7 +47,7 @@ rows_add_up() { # FILE: the indented rows below "aborts" sum to its count
 	}' "$1"
 }
 for mode in invisible visible; do
-	LTX_MODE=$mode "$LTXSTAT" --lib "$LIB" -o "$T/rows" -- \
+	LTX_MODE=$mode "$LTXSTAT" $LIBOPT -o "$T/rows" -- \
 		"$B/tools/examples/bank" 4 200000 4 >/dev/null ||
 		fail "ltxstat -- bank ($mode) exited $?"
 	rows_add_up "$T/rows" || { cat "$T/rows"; fail "$mode: the abort rows do not add up"; }
@@ -52,7 +56,7 @@ done
 # 1c. The invisible mode does not count T_READ, T_RFO and write-backs
 # (only its counted path does, with LTX_CAPACITY): beside its BUSY answers
 # they show as not counted, with the reason, not as 0; counted, they show.
-"$LTXSTAT" --lib "$LIB" -o "$T/bus" -- "$B/tools/examples/bank" 4 200000 4 \
+"$LTXSTAT" $LIBOPT -o "$T/bus" -- "$B/tools/examples/bank" 4 200000 4 \
 	>/dev/null
 grep -q '^ *[1-9][0-9,]*  bus BUSY ' "$T/bus" || { cat "$T/bus"; fail "invisible: no BUSY"; }
 for req in T_READ T_RFO write-backs; do
@@ -62,7 +66,7 @@ done
 grep -q 'the invisible mode counts these only while' "$T/bus" ||
 	fail "invisible: no reason for the requests not counted"
 for env in LTX_MODE=visible LTX_CAPACITY=100000; do
-	env $env "$LTXSTAT" --lib "$LIB" -o "$T/bus" -- \
+	env $env "$LTXSTAT" $LIBOPT -o "$T/bus" -- \
 		"$B/tools/examples/bank" 4 200000 4 >/dev/null
 	grep -q '^ *[1-9][0-9,]*  bus T_RFO ' "$T/bus" ||
 		{ cat "$T/bus"; fail "$env: bus T_RFO not counted"; }
@@ -70,7 +74,7 @@ for env in LTX_MODE=visible LTX_CAPACITY=100000; do
 done
 
 # 2. Exit status passthrough.
-"$LTXSTAT" --lib "$LIB" -- sh -c 'exit 3' 2>/dev/null
+"$LTXSTAT" $LIBOPT -- sh -c 'exit 3' 2>/dev/null
 [ $? -eq 3 ] || fail "exit status not passed through"
 
 # 3. -p on a running program (LTX_STATS=1 publishes the segment).
@@ -204,7 +208,7 @@ expect_usage() { # WHAT PATTERN CMD...: status 2, and PATTERN said
 	grep -q -- "$pat" "$T/e" || { cat "$T/e"; fail "$what: no '$pat'"; }
 }
 expect_usage "LTX_STATS=garbage" 'LTX_STATS="garbage" is invalid' \
-	env LTX_STATS=garbage "$LTXSTAT" --lib "$LIB" -- "$LIFO" 1 10
+	env LTX_STATS=garbage "$LTXSTAT" $LIBOPT -- "$LIFO" 1 10
 expect_usage "--lib /nonexistent.so" '/nonexistent.so: No such file' \
 	"$LTXSTAT" --lib /nonexistent.so -- "$LIFO" 1 10
 expect_usage "-p alone" 'option -p needs an argument' "$LTXSTAT" -p
@@ -215,7 +219,7 @@ grep -q '^usage: ltxstat' "$T/o" && [ ! -s "$T/e" ] || fail "--help not on stdou
 "$LTXSTAT" --version >"$T/o" || fail "--version: status $?"
 grep -q '^ltxstat (ltx) [0-9]' "$T/o" || fail "--version: $(cat "$T/o")"
 # A program that does not use ltx and exits 0: status 4, said.
-"$LTXSTAT" --lib "$LIB" -- /bin/true 2>"$T/e"; st=$?
+"$LTXSTAT" $LIBOPT -- /bin/true 2>"$T/e"; st=$?
 [ $st -eq 4 ] || fail "ltxstat -- /bin/true: status $st, not 4"
 grep -q 'ran no transaction\|published no ltx statistics' "$T/e" || fail "/bin/true: message"
 # SIGINT, SIGTERM sent to ltxstat go to the program, which ends; ltxstat
@@ -224,7 +228,7 @@ for sig in INT:2 TERM:15; do
 	num=${sig#*:}
 	sig=${sig%:*}
 	# (sigdfl: as from a terminal; sh starts it with SIGINT ignored)
-	"$HELPER" sigdfl "$LTXSTAT" --lib "$LIB" -o "$T/sig" -- \
+	"$HELPER" sigdfl "$LTXSTAT" $LIBOPT -o "$T/sig" -- \
 		"$B/tools/examples/bank" 1 100000000 64 >/dev/null &
 	l=$!
 	sleep 1
@@ -255,7 +259,7 @@ if [ -f "$LIB" ] && [ -x "$REAL" ] && command -v objcopy >/dev/null; then
 	cp "$REAL" "$T/nodebug"
 	objcopy --strip-debug "$T/nodebug"
 	for prog in "$REAL" "$T/nodebug"; do
-		LD_LIBRARY_PATH="$B/src/.libs" "$LTXSTAT" --lib "$LIB" \
+		LD_LIBRARY_PATH="$B/src/.libs" "$LTXSTAT" $LIBOPT \
 			-o "$T/s1" -- "$prog" || fail "ltxstat -- stats_sites: $?"
 		LD_LIBRARY_PATH="$B/src/.libs" LTX_STATS=1 \
 			LTX_STATS_FILE="$T/s2" "$prog" || fail "stats_sites: $?"
@@ -271,7 +275,7 @@ if [ -f "$LIB" ] && [ -x "$REAL" ] && command -v objcopy >/dev/null; then
 		{ cat "$T/n1"; fail "no line information: not function+offset"; }
 	# With it (if the build has -g): the file and line.
 	if objdump -h "$REAL" 2>/dev/null | grep -q debug_line; then
-		LD_LIBRARY_PATH="$B/src/.libs" "$LTXSTAT" --lib "$LIB" \
+		LD_LIBRARY_PATH="$B/src/.libs" "$LTXSTAT" $LIBOPT \
 			-o "$T/s1" -- "$REAL"
 		sites "$T/s1" | grep -c '^two_sites at stats_sites.c:[0-9]*$' | grep -qx 2 ||
 			{ cat "$T/s1"; fail "-g: sites not at file:line"; }
