@@ -350,11 +350,13 @@ int main(void)
 	tcase_add_test(tc, test_stats_count_commits_and_explicit_aborts);
 	tcase_add_test(tc, test_stats_get_rejects_small_size);
 	tcase_add_test(tc, test_stats_each_abort_in_exactly_one_row);
-	tcase_add_test(tc, test_stats_threads_count_threads_that_ran_transactions);
+	tcase_add_test(tc,
+		       test_stats_threads_count_threads_that_ran_transactions);
 	tcase_add_test(tc, test_statseg_parse_accepts_valid_rejects_bad);
 	tcase_add_test(tc, test_statseg_names_give_the_pid);
 	tcase_add_test(tc, test_statseg_maps_line_finds_the_mapped_segment);
-	tcase_add_test(tc, test_statseg_file_checks_refuse_what_is_not_the_segment);
+	tcase_add_test(tc,
+		       test_statseg_file_checks_refuse_what_is_not_the_segment);
 	tcase_add_test(tc, test_statseg_size_comes_from_the_header_capped);
 	tcase_add_test(tc, test_statseg_parse_survives_corrupt_segments);
 	tcase_set_timeout(tc, 60);

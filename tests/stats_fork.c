@@ -30,7 +30,7 @@
  */
 
 #define CHILDREN 1000
-#define SLOW_NS 1000000000ll /* 1 s */
+#define SLOW_NS	 1000000000ll /* 1 s */
 
 /* The workers' lines, and the children's own (no worker touches it, so no
  * child meets a line a worker held at the fork). */
@@ -84,7 +84,7 @@ static bool find_segment(pid_t pid, char *path, size_t len)
 /* The child's life: maybe one transaction, then exit(3) as usual. */
 static void child(int i, const char *dir)
 {
-	struct tm_stats s = { .size = sizeof(s) };
+	struct tm_stats s = {.size = sizeof(s)};
 	char file[300];
 
 	/* The summary goes to stderr: keep it (LTX_STATS_FILE is a
@@ -154,8 +154,10 @@ int main(void)
 			slow++;
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 			if (failed++ < 5)
-				fprintf(stderr, "stats_fork: child %d: status "
-					"0x%x\n", i, status);
+				fprintf(stderr,
+					"stats_fork: child %d: status "
+					"0x%x\n",
+					i, status);
 		}
 	}
 	stop = 1;
@@ -185,8 +187,10 @@ int main(void)
 			fprintf(stderr, "stats_fork: cannot read %s\n", seg);
 			fail = 1;
 		} else if (h.pid != getpid() || (h.flags & 1)) {
-			fprintf(stderr, "stats_fork: %s: pid %lld, flags %u: "
-				"rewritten by a child\n", seg, h.pid, h.flags);
+			fprintf(stderr,
+				"stats_fork: %s: pid %lld, flags %u: "
+				"rewritten by a child\n",
+				seg, h.pid, h.flags);
 			fail = 1;
 		}
 		if (f != NULL)
@@ -199,7 +203,7 @@ int main(void)
 	f = fopen(file, "r");
 	if (f == NULL) {
 		fprintf(stderr, "stats_fork: the child that used ltx printed "
-			"no summary\n");
+				"no summary\n");
 		fail = 1;
 	} else {
 		char line[256];
@@ -211,14 +215,14 @@ int main(void)
 		fclose(f);
 		if (!one) {
 			fprintf(stderr, "stats_fork: the child's summary does "
-				"not show its 1 commit\n");
+					"not show its 1 commit\n");
 			fail = 1;
 		}
 	}
 	snprintf(file, sizeof(file), "%s/summary.0", dir);
 	if (stat(file, &st) != 0 || st.st_size != 0) {
 		fprintf(stderr, "stats_fork: a child that did not use ltx "
-			"printed a summary\n");
+				"printed a summary\n");
 		fail = 1;
 	}
 	for (int i = 0; i < CHILDREN; i++) {

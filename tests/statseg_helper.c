@@ -78,8 +78,8 @@ static int serve(const char *mode, int legacy)
 		snprintf(path, sizeof(path), "/dev/shm/ltx.%ld",
 			 (long)getpid());
 	else
-		snprintf(path, sizeof(path), "/dev/shm/ltx.%ld.0123456789abcdef",
-			 (long)getpid());
+		snprintf(path, sizeof(path),
+			 "/dev/shm/ltx.%ld.0123456789abcdef", (long)getpid());
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
 	if (s == NULL || fd < 0)
 		fail(path);
@@ -127,8 +127,7 @@ static int measure(char **argv)
 		fail("wait4");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("status=%d maxrss_kb=%ld ms=%ld\n",
-	       WIFEXITED(status) ? WEXITSTATUS(status)
-				 : 128 + WTERMSIG(status),
+	       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
 	       ru.ru_maxrss,
 	       (long)((t1.tv_sec - t0.tv_sec) * 1000 +
 		      (t1.tv_nsec - t0.tv_nsec) / 1000000));

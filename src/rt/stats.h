@@ -84,12 +84,14 @@ _Static_assert(LTX_ABORT_ROWS == LTX_ABORT_N_, "LTX_ABORT_ROWS");
 	X(abort_cause, [LTX_STATS_CAUSES], TM, JSON,                          \
 	  "aborts by TM_ABORT_* bit (an abort may have several)")             \
 	X(conflicts_read, , TM, JSON, "LT found the line held (stats on)")    \
-	X(conflicts_write, , TM, JSON, "LTX/ST found the line held (stats on)") \
+	X(conflicts_write, , TM, JSON,                                        \
+	  "LTX/ST found the line held (stats on)")                            \
 	X(conflicts_upgrade, , TM, JSON,                                      \
 	  "LTX/ST found a line it had read held (stats on)")                  \
 	X(retries_hist, [LTX_STATS_HIST], TM, OWN,                            \
 	  "failed tries per commit (stats on)")                               \
-	X(reads_hist, [LTX_STATS_HIST], TM, OWN, "LT loads per commit (stats on)") \
+	X(reads_hist, [LTX_STATS_HIST], TM, OWN,                              \
+	  "LT loads per commit (stats on)")                                   \
 	X(writes_hist, [LTX_STATS_HIST], TM, OWN,                             \
 	  "lines written per commit (stats on)")                              \
 	X(backoff_cycles, , TM, OWN, "cycle-counter ticks spent backing off") \
@@ -102,10 +104,12 @@ _Static_assert(LTX_ABORT_ROWS == LTX_ABORT_N_, "LTX_ABORT_ROWS");
 	X(aborts_by, [LTX_ABORT_ROWS], LTX, OWN,                              \
 	  "aborts by reason, each in one row (LTX_ABORT_ROWS_LIST; stats on)") \
 	X(sites_dropped, , LTX, OWN, "aborts at sites not kept")              \
-	X(mem_pending_bytes, , LTX, NONE, "bytes freed by tm_free, not yet released") \
+	X(mem_pending_bytes, , LTX, NONE,                                     \
+	  "bytes freed by tm_free, not yet released")                         \
 	X(mem_pending_blocks, , LTX, NONE, "the blocks of mem_pending_bytes") \
 	X(mem_freed_blocks, , LTX, NONE, "blocks released to the allocator")  \
-	X(mem_alloc_blocks, , LTX, NONE, "blocks returned by tm_malloc and friends")
+	X(mem_alloc_blocks, , LTX, NONE,                                      \
+	  "blocks returned by tm_malloc and friends")
 
 /* SUM fields, from the stored ones of c (a struct ltx_stats pointer). */
 #define LTX_STATS_SUM_commits(c) ((c)->commits_ro + (c)->commits_rw)

@@ -320,8 +320,6 @@ uint64_t ltx_statseg_unclassified(const struct ltx_stats *c)
 	return c->aborts > rows ? c->aborts - rows : 0;
 }
 
-#define unclassified ltx_statseg_unclassified
-
 /* What each site kind means in a sentence of the table. */
 static const char *kind_phrase(unsigned kind)
 {
@@ -463,6 +461,7 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 	const struct ltx_stats *c = v->c;
 	uint64_t commits = c->commits_ro + c->commits_rw;
 	uint64_t tries = commits + c->aborts;
+	uint64_t unclassified = ltx_statseg_unclassified(c);
 	double secs = elapsed_s(v);
 	char note[64], b[32], name[512];
 
@@ -481,9 +480,9 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 		if (c->aborts_by[r] != 0)
 			line_pct(out, c->aborts_by[r], 2, row_labels[r],
 				 c->aborts, "");
-	if (unclassified(c) != 0)
-		line_pct(out, unclassified(c), 2, "not classified (*)",
-			 c->aborts, "");
+	if (unclassified != 0)
+		line_pct(out, unclassified, 2, "not classified (*)", c->aborts,
+			 "");
 	if (c->irrevocable || c->serial) {
 		line(out, c->irrevocable, 0, "irrevocable runs", "");
 		line(out, c->serial, 0, "serial runs", "");
@@ -505,7 +504,8 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 	}
 	/* The list's plain counters (show LINE), when not zero. */
 #define TEXT_LINE(name, dim, abi, show, what)                                 \
-	LTX_STATS_LINE_##show(if (c->name != 0) line(out, c->name, 0, what, "");)
+	LTX_STATS_LINE_##show(                                                \
+		if (c->name != 0) line(out, c->name, 0, what, "");)
 	LTX_STATS_FIELDS(TEXT_LINE)
 #undef TEXT_LINE
 	fprintf(out, "  %15.6f  %-26s # %5.1f %% of %" PRIu64
@@ -516,7 +516,7 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 				       : 0.0,
 		c->threads);
 	fprintf(out, "  %15.6f  %-26s\n", secs, "s elapsed");
-	if (unclassified(c) != 0)
+	if (unclassified != 0)
 		fprintf(out, "  (*) aborted before LTX_STATS was on, or in a "
 			     "signal handler\n");
 	fputc('\n', out);
@@ -619,7 +619,7 @@ void ltx_statseg_print_json(FILE *out, const struct ltx_statseg_view *v,
 		fprintf(out, "%s\"%s\":%" PRIu64, r ? "," : "", row_keys[r],
 			c->aborts_by[r]);
 	fprintf(out, ",\"unclassified\":%" PRIu64 "},\"sites\":[",
-		unclassified(c));
+		ltx_statseg_unclassified(c));
 	for (uint32_t i = 0; i < v->nsites; i++) {
 		const struct ltx_statseg_site *s = &v->sites[i];
 
@@ -633,7 +633,8 @@ void ltx_statseg_print_json(FILE *out, const struct ltx_statseg_view *v,
 			fprintf(out, "%s{\"pc\":\"0x%" PRIx64 "\",\"object\":",
 				k ? "," : "", f->pc);
 			json_str(out, f->obj >= 0 ? v->objs[f->obj].path : "");
-			fprintf(out, ",\"offset\":\"0x%" PRIx64 "\",\"symbol\":",
+			fprintf(out,
+				",\"offset\":\"0x%" PRIx64 "\",\"symbol\":",
 				f->off);
 			json_str(out, frame_name(v, f, resolve, ctx, name,
 						 sizeof(name)));

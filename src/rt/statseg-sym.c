@@ -71,8 +71,8 @@ static bool read_at(int fd, void *buf, uint64_t len, uint64_t off)
 static bool section(int fd, const Elf64_Ehdr *eh, unsigned i, Elf64_Shdr *sh)
 {
 	return i < eh->e_shnum &&
-	       read_at(fd, sh, sizeof(*sh), eh->e_shoff + (uint64_t)i *
-							   sizeof(*sh));
+	       read_at(fd, sh, sizeof(*sh),
+		       eh->e_shoff + (uint64_t)i * sizeof(*sh));
 }
 
 void ltx_statseg_elf_functions(int fd, uint64_t size, const uint64_t *off,
@@ -102,10 +102,9 @@ void ltx_statseg_elf_functions(int fd, uint64_t size, const uint64_t *off,
 	if (!found || sym.sh_entsize != sizeof(Elf64_Sym) ||
 	    sym.sh_size > TABLE_MAX || sym.sh_offset > size ||
 	    sym.sh_size > size - sym.sh_offset ||
-	    !section(fd, &eh, sym.sh_link, &str) ||
-	    str.sh_type != SHT_STRTAB || str.sh_size > TABLE_MAX ||
-	    str.sh_offset > size || str.sh_size > size - str.sh_offset ||
-	    str.sh_size == 0)
+	    !section(fd, &eh, sym.sh_link, &str) || str.sh_type != SHT_STRTAB ||
+	    str.sh_size > TABLE_MAX || str.sh_offset > size ||
+	    str.sh_size > size - str.sh_offset || str.sh_size == 0)
 		return;
 	nsyms = sym.sh_size / sizeof(Elf64_Sym);
 	syms = malloc(sym.sh_size ? sym.sh_size : 1);
@@ -190,8 +189,7 @@ struct names {
  * address follows its call), reading the object through fd: fills fn[k]
  * and where[k] ("file.c:LINE"), or leaves them "" when it does not know.
  */
-static void addr2line(int fd, const uint64_t *off, unsigned n,
-		      struct names *nm)
+static void addr2line(int fd, const uint64_t *off, unsigned n, struct names *nm)
 {
 	char fdpath[32], *line, *save = NULL;
 	posix_spawn_file_actions_t fa;
@@ -230,8 +228,8 @@ static void addr2line(int fd, const uint64_t *off, unsigned n,
 	free(env);
 	close(p[1]);
 	while (pid > 0 && got < sizeof(nm->out) - 1) {
-		ssize_t r = read(p[0], nm->out + got,
-				 sizeof(nm->out) - 1 - got);
+		ssize_t r =
+			read(p[0], nm->out + got, sizeof(nm->out) - 1 - got);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -298,7 +296,7 @@ static void name_object(struct ltx_statseg_sym *sym,
 			const struct ltx_statseg_view *v, int32_t obj,
 			bool spawn)
 {
-	uint64_t off[ADDRS_MAX] = { 0 }, size;
+	uint64_t off[ADDRS_MAX] = {0}, size;
 	unsigned idx[ADDRS_MAX], n = 0;
 	struct names *nm = malloc(sizeof(*nm));
 	int fd = nm != NULL ? open_object(v->objs[obj].path, &size) : -1;

@@ -204,8 +204,9 @@ static FILE *open_summary_file(const char *path)
 		old_gid = setfsgid(getgid());
 		old_uid = setfsuid(getuid());
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-			       O_CLOEXEC,
+	fd = open(path,
+		  O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+			  O_CLOEXEC,
 		  0666);
 	err = errno;
 	if (priv) {
@@ -363,7 +364,8 @@ static void remove_stale(void)
 		struct stat st;
 
 		if (pid <= 0 ||
-		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) !=
+			    0 ||
 		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
 			continue;
 		if (pid == (long)getpid() ||

@@ -63,6 +63,17 @@ static uint64_t derived_ro(uint64_t begun, const struct ltx_stats *s,
 	return begun > done ? begun - done : 0;
 }
 
+#define MERGE_MAX 256
+
+/*
+ * The threads' sites merged: one merge at a time (the refresh thread, the
+ * exit handler), in one static buffer under merge_lock, so the refresh
+ * thread allocates nothing every 100 ms.  A fork child reinitializes the
+ * lock (at_fork_child), which a thread of its parent may have held.
+ */
+static pthread_mutex_t merge_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ltx_stats_site merge_buf[MERGE_MAX];
+
 /*
  * A child of fork: set when statistics were on, so that the child's first
  * use of ltx creates its own segment (its parent's is left alone).
@@ -339,6 +350,7 @@ static void at_fork_child(void)
 {
 	struct ltx_tx *me = ltx_self != &ltx_boot_tx ? ltx_self : NULL;
 
+	merge_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	for (struct ltx_tx *tx = ltx_tx_registry(); tx != NULL;
 	     tx = tx->next_all) {
 		struct ltx_stats kept = tx->stats;
@@ -351,9 +363,12 @@ static void at_fork_child(void)
 		tx->stats.mem_pending_blocks = kept.mem_pending_blocks;
 		tx->stats.mem_freed_blocks = kept.mem_freed_blocks;
 		tx->stats.mem_alloc_blocks = kept.mem_alloc_blocks;
-		tx->stats_id0 = tx->tx_id - (ltx_status_idle(tx->status) ? 0 : 1);
+		/* The transaction in progress, if any, is the child's. */
+		tx->stats_id0 =
+			tx->tx_id - (ltx_status_idle(tx->status) ? 0 : 1);
 		if (tx->sites != NULL)
-			memset(tx->sites, 0, LTX_STATS_SITES * sizeof(*tx->sites));
+			memset(tx->sites, 0,
+			       LTX_STATS_SITES * sizeof(*tx->sites));
 	}
 	if (me != NULL)
 		me->stats.threads = 1;
@@ -428,8 +443,6 @@ static void read_descriptor(struct ltx_tx *tx, struct ltx_stats *st,
 	}
 }
 
-#define MERGE_MAX 256
-
 struct collect {
 	struct ltx_stats *sum;
 	struct ltx_stats_site *merged; /* MERGE_MAX */
@@ -494,8 +507,10 @@ unsigned ltx_stats_collect(struct ltx_stats *sum, uint64_t *threads,
 	struct collect c = { .sum = sum };
 
 	memset(sum, 0, sizeof(*sum));
-	if (sites != NULL && max > 0)
-		c.merged = calloc(MERGE_MAX, sizeof(*c.merged));
+	if (sites != NULL && max > 0) {
+		pthread_mutex_lock(&merge_lock);
+		c.merged = merge_buf;
+	}
 	/* Without the registry lock, which a thread of the parent may have
 	 * held at a fork (this runs at the child's exit too). */
 	for (struct ltx_tx *tx = ltx_tx_registry(); tx != NULL;
@@ -511,7 +526,7 @@ unsigned ltx_stats_collect(struct ltx_stats *sum, uint64_t *threads,
 		c.nmerged = max;
 	}
 	memcpy(sites, c.merged, c.nmerged * sizeof(*sites));
-	free(c.merged);
+	pthread_mutex_unlock(&merge_lock);
 	return c.nmerged;
 }
 

@@ -60,9 +60,12 @@ static void names_and_maps(const uint8_t *data, size_t size)
 	pid = ltx_statseg_name_pid(text);
 	check(pid >= 0, "a negative pid from a name");
 	if (pid > 0)
-		check(strncmp(text, "ltx.", 4) == 0, "a pid from a foreign name");
+		check(strncmp(text, "ltx.", 4) == 0,
+		      "a pid from a foreign name");
 	for (long p = 0; p < 3; p++) {
-		long want = p == 0 ? pid : p == 1 ? 42 : (long)(word(data, size, 0) & 0x7fffffff);
+		long want = p == 0   ? pid
+			    : p == 1 ? 42
+				     : (long)(word(data, size, 0) & 0x7fffffff);
 
 		if (!ltx_statseg_maps_line(text, want, &m))
 			continue;
@@ -100,7 +103,8 @@ static void file_checks(const uint8_t *data, size_t size)
 	if (err != LTX_STATSEG_OK)
 		return;
 	check(S_ISREG(st.st_mode), "accepted a file that is not regular");
-	check(st.st_size <= (off_t)LTX_STATSEG_SIZE_MAX, "accepted a huge file");
+	check(st.st_size <= (off_t)LTX_STATSEG_SIZE_MAX,
+	      "accepted a huge file");
 	check(!e.check_owner || st.st_uid == e.uid, "accepted another owner");
 	check(!e.check_inode || (uint64_t)st.st_ino == e.ino,
 	      "accepted another inode");

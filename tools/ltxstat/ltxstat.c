@@ -24,7 +24,7 @@
 enum {
 	EX_USAGE_ = 2,	   /* bad command line, LTX_STATS or library */
 	EX_NOPROC = 3,	   /* no such process */
-	EX_NOSEG = 4,	   /* no ltx statistics: not published, no transaction */
+	EX_NOSEG = 4,	   /* no ltx statistics (or no transaction) */
 	EX_VERSION = 5,	   /* a segment of another version or build of ltx */
 	EX_NOACCESS = 6,   /* permission denied (segment, /proc/PID/maps) */
 	EX_INTERNAL = 7,   /* out of memory, fork failed... */
@@ -53,13 +53,13 @@ static void help(void)
 {
 	printf("%s\n"
 	       "Transaction statistics of a program using ltx: run PROG with\n"
-	       "statistics on and print a summary when it exits; or follow the\n"
-	       "running process PID (one line of rates every INTERVAL seconds);\n"
-	       "or print the summary a segment file holds.\n\n"
+	       "statistics on and print a summary when it exits; or follow\n"
+	       "the running process PID (one line of rates every INTERVAL\n"
+	       "seconds); or print the summary a segment file holds.\n\n"
 	       "  -o FILE        write the report to FILE\n"
 	       "  --json         one JSON object per report\n"
-	       "  --lib LIBLTX   the library to preload (default: $LTX_LIB, else\n"
-	       "                 the installed libltx.so.0)\n"
+	       "  --lib LIBLTX   the library to preload (default: $LTX_LIB,\n"
+	       "                 else the installed libltx.so.0)\n"
 	       "  -p PID         follow process PID\n"
 	       "  -f SEGMENT     read a statistics segment file\n"
 	       "  --help         this text;  --version  the version\n\n"
@@ -114,9 +114,10 @@ static void refuse(const struct segment *s, int err)
 	switch (err) {
 	case LTX_STATSEG_EVERSION:
 		if (s->v.version != LTX_STATSEG_VERSION)
-			die(EX_VERSION, "%s: segment layout version %u; this "
-					"ltxstat reads version %u: use the "
-					"ltxstat of the ltx the program runs on",
+			die(EX_VERSION,
+			    "%s: segment layout version %u; this ltxstat "
+			    "reads version %u: use the ltxstat of the ltx the "
+			    "program runs on",
 			    s->path, s->v.version, LTX_STATSEG_VERSION);
 		die(EX_VERSION, "%s: segment version %u with another list of "
 				"counters (another build of ltx): use the "
@@ -314,9 +315,9 @@ static void open_process_segment(long pid, struct segment *s)
 	free(line);
 	if (!found) {
 		unmapped_name(pid, other, sizeof(other));
-		die(EX_NOSEG, "process %ld publishes no ltx statistics (it maps "
-			      "no segment: not using ltx, or LTX_STATS unset)"
-			      "%s%s%s",
+		die(EX_NOSEG,
+		    "process %ld publishes no ltx statistics (it maps no "
+		    "segment: not using ltx, or LTX_STATS unset)%s%s%s",
 		    pid, other[0] ? "; " : "", other,
 		    other[0] ? " is not its segment: ignored" : "");
 	}
@@ -605,9 +606,10 @@ static int run(char **argv, const char *lib_opt)
 		if (status_of(&si) != 0)
 			return status_of(&si);
 		if (lib == NULL)
-			die(EX_NOSEG, "%s published no ltx statistics: there is "
-				      "no libltx to preload (--lib, LTX_LIB), so "
-				      "it runs on ltx only if linked with it",
+			die(EX_NOSEG,
+			    "%s published no ltx statistics: there is no "
+			    "libltx to preload (--lib, LTX_LIB), so it runs "
+			    "on ltx only if linked with it",
 			    argv[0]);
 		die(EX_NOSEG, "%s published no ltx statistics (it does not "
 			      "use ltx, or is set-user-ID)",
