@@ -83,6 +83,11 @@ LTX_STATS=1 LTX_STATS_FILE=/dev/null "$B/tools/examples/bank" 1 100000000 64 \
 pid=$!
 sleep 1
 "$LTXSTAT" -p $pid 1 2 >"$T/p" || fail "ltxstat -p exited $?"
+# Its segment removed from /dev/shm while it runs: said so.
+rm -f /dev/shm/ltx.$pid.*
+"$LTXSTAT" -p $pid 2>"$T/e"; st=$?
+[ $st -eq 4 ] && grep -q 'segment was removed' "$T/e" ||
+	{ cat "$T/e"; fail "removed segment: status $st"; }
 kill $pid 2>/dev/null
 wait $pid 2>/dev/null
 [ "$(grep -c '^ *[0-9]' "$T/p")" -ge 1 ] || fail "ltxstat -p printed no line"

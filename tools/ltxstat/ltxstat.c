@@ -294,15 +294,21 @@ static void open_process_segment(long pid, struct segment *s)
 	struct ltx_statseg_mapping m;
 	char path[64], *line = NULL, other[300];
 	size_t cap = 0;
-	bool found = false;
+	bool found = false, removed = false;
 	long uid;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
 	f = fopen(path, "re");
 	errno = 0;
-	while (f != NULL && !found && getline(&line, &cap, f) > 0)
-		found = ltx_statseg_maps_line(line, pid, &m) && !m.deleted;
+	while (f != NULL && !found && getline(&line, &cap, f) > 0) {
+		found = ltx_statseg_maps_line(line, pid, &m);
+		if (found && m.deleted) {
+			/* Unlinked under it: not reachable by name. */
+			removed = true;
+			found = false;
+		}
+	}
 	if (f == NULL || (!found && ferror(f))) {
 		int err = errno;
 
@@ -313,6 +319,10 @@ static void open_process_segment(long pid, struct segment *s)
 	}
 	fclose(f);
 	free(line);
+	if (!found && removed)
+		die(EX_NOSEG, "process %ld publishes ltx statistics, but its "
+			      "segment was removed from " LTX_STATSEG_DIR,
+		    pid);
 	if (!found) {
 		unmapped_name(pid, other, sizeof(other));
 		die(EX_NOSEG,
