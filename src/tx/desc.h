@@ -103,6 +103,7 @@ struct ltx_tx {
 
 	/* statistics (tx/stats.c): see tx/stats.h */
 	uint64_t stats_gen;	/* seqlock generation, odd while updating */
+	uint64_t stats_id0;	/* tx_id when stats were last reset (fork) */
 	int stats_on;		/* enum ltx_stats_level this thread counts at */
 	int doom_kind;		/* enum ltx_site_kind of the doom, if noted */
 	uintptr_t doom_pc;	/* where the doomed access was made, or 0 */
