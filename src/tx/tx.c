@@ -20,6 +20,7 @@
 #include "rt/wait.h"
 #include "tx/serial.h"
 #include "tx/stats.h"
+#include "tx/fast.h"
 #include "tx/mem.h"
 #include "tx/tx.h"
 
@@ -819,6 +820,19 @@ void ltx_tx_abort(struct ltx_tx *tx)
 	/* In a restartable block, tm_abort() leaves the block. */
 	if (tx->checkpoint != NULL)
 		restart(tx, TM_ABORT_EXPLICIT);
+}
+
+bool ltx_tx_commit_small(struct ltx_tx *tx)
+{
+	return ltx_tx_fast_commit_small(tx, 0);
+}
+
+__attribute__((noinline)) bool ltx_tx_fast_commit_revalidate(struct ltx_tx *tx,
+							    uintptr_t ts)
+{
+	if (!ltx_inv_reads_valid(&tx->cd))
+		return false; /* the full commit dooms it */
+	return ltx_tx_fast_commit_small(tx, ts);
 }
 
 void ltx_tx_leave_block(struct ltx_tx *tx)
