@@ -157,7 +157,7 @@ static __attribute__((noinline)) void end_slow(struct tm__atomic *a,
 static __attribute__((noinline)) void end_update(struct tm__atomic *a,
 						 struct ltx_tx *tx)
 {
-	if (a->tm__state == BLOCK_OUTER && tx->slow == 0 &&
+	if (a->tm__state == BLOCK_OUTER && (tx->slow & ~LTX_SLOW_AFTER) == 0 &&
 	    tx->cd.limit != 0 && tx->cd.ws_next - tx->cd.ws_base <= 2 &&
 	    ltx_tx_commit_small(tx)) {
 		block_done(a, tx);

@@ -72,10 +72,16 @@ ltx_tx_fast_load(struct ltx_tx *tx, const void *addr, uint64_t *out)
 	uintptr_t *orec = ltx_orec_of(cd, addr);
 	uintptr_t v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
 
-	if (ltx_unlikely(v >= cd->limit) &&
-	    (!ltx_tx_fast_begin(tx) ||
-	     (v = __atomic_load_n(orec, __ATOMIC_ACQUIRE)) >= cd->limit))
-		return false;
+	if (ltx_unlikely(v >= cd->limit)) {
+		/* No transaction yet (begin it), or one that is open: a line
+		 * of its own (read after write: the orec's lock bit puts it
+		 * above every limit), else the slow path. */
+		if (!ltx_tx_fast_begin(tx))
+			return cd->limit != 0 &&
+			       ltx_inv_load_owned(cd, v, addr, out);
+		if ((v = __atomic_load_n(orec, __ATOMIC_ACQUIRE)) >= cd->limit)
+			return false;
+	}
 	return ltx_inv_read(cd, orec, v, addr, out);
 }
 
@@ -107,6 +113,24 @@ ltx_tx_fast_load_excl(struct ltx_tx *tx, const void *addr, uint64_t *out)
 	return true;
 }
 
+/*
+ * tm_free's LTX of a word of a line of the block: the line taken in E on
+ * the fast path, its new entry marked to get a new version at commit
+ * (LTX_WENTRY_BUMP: readers with an older snapshot must not trust the
+ * freed block).  False for the slow path (and its mode's bump_line).
+ */
+static inline __attribute__((always_inline)) bool
+ltx_tx_fast_take_bumped(struct ltx_tx *tx, const void *addr)
+{
+	struct ltx_wentry *w = ltx_tx_fast_acquire(tx, addr);
+
+	if (ltx_unlikely(w == NULL))
+		return false;
+	w->mask = 0;
+	w->link = LTX_WENTRY_LONE_BUMP;
+	return true;
+}
+
 /* ST of the low size bytes of val to addr (aligned to size). */
 static inline __attribute__((always_inline)) bool
 ltx_tx_fast_store(struct ltx_tx *tx, void *addr, uint64_t val, unsigned size)
@@ -120,7 +144,10 @@ ltx_tx_fast_store(struct ltx_tx *tx, void *addr, uint64_t val, unsigned size)
 }
 
 /*
- * Out of line (tx.c): ltx_tx_commit_small, the small update commit below;
+ * Out of line (tx.c): ltx_tx_commit_small, the small update commit below,
+ * then the work of the slow bits that only come after a commit
+ * (LTX_SLOW_AFTER: tm_malloc/tm_free, actions), for a transaction with no
+ * other slow bit;
  * ltx_tx_fast_commit_revalidate, its path when another update committed
  * since the snapshot (the reads are checked, then it goes on with ts).
  */
@@ -128,8 +155,9 @@ bool ltx_tx_commit_small(struct ltx_tx *tx);
 bool ltx_tx_fast_commit_revalidate(struct ltx_tx *tx, uintptr_t ts);
 
 /* Write one lone entry back and release its orec at ts (a lone single
- * word, or a lone head with its dirty bytes; LTX alone keeps the
- * version).  See ltx_inv_publish for the order. */
+ * word, or a lone head with its dirty bytes; LTX alone keeps the version,
+ * unless tm_free marked it LTX_WENTRY_BUMP).  See ltx_inv_publish for
+ * the order. */
 static inline __attribute__((always_inline)) void
 ltx_tx_fast_publish_one(struct ltx_wentry *w, uintptr_t ts)
 {
@@ -144,16 +172,19 @@ ltx_tx_fast_publish_one(struct ltx_wentry *w, uintptr_t ts)
 	m = w->mask;
 	if (m != 0)
 		ltx_wset_write_back(w, m);
-	__atomic_store_n(w->orec, m != 0 ? ts : w->old_version,
+	__atomic_store_n(w->orec,
+			 m != 0 || w->link != 0 ? ts : w->old_version,
 			 __ATOMIC_RELEASE);
 }
 
 /* Whether write-set entry w is a lone one (no chain, no flag but
- * LTX_WENTRY_SINGLE): the fast commit takes those only. */
+ * LTX_WENTRY_SINGLE or LTX_WENTRY_BUMP alone): the fast commit takes those
+ * only. */
 static inline __attribute__((always_inline)) bool
 ltx_tx_fast_entry(const struct ltx_wentry *w)
 {
-	return w->link == LTX_WENTRY_LONE_SINGLE || w->link == 0;
+	return w->link == LTX_WENTRY_LONE_SINGLE || w->link == 0 ||
+	       w->link == LTX_WENTRY_LONE_BUMP;
 }
 
 /*
@@ -172,6 +203,14 @@ ltx_tx_fast_commit_small(struct ltx_tx *tx, uintptr_t prepared)
 	uintptr_t ts = prepared;
 
 	if (ts == 0) {
+		if (end == w) {
+			/* Read-only (with slow bits that come after). */
+			cd->rs_next = cd->rs_base;
+			cd->limit = 0;
+			tx->end_state = 0;
+			__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
+			return true;
+		}
 		if (ltx_unlikely(end - w > 2 || !ltx_tx_fast_entry(w) ||
 				 (end - w == 2 && !ltx_tx_fast_entry(w + 1))))
 			return false;
@@ -232,7 +271,7 @@ ltx_tx_fast_commit(struct ltx_tx *tx)
 {
 	/* The read-only case inline and leaf; the update out of line. */
 	return ltx_tx_fast_commit_ro(tx) ||
-	       (tx->slow == 0 && tx->cd.limit != 0 &&
+	       ((tx->slow & ~LTX_SLOW_AFTER) == 0 && tx->cd.limit != 0 &&
 		tx->cd.ws_next - tx->cd.ws_base <= 2 &&
 		ltx_tx_commit_small(tx));
 }

@@ -128,6 +128,7 @@ void ltx_tx_mode_changed(void)
 
 static void run_actions(struct ltx_tx *tx, bool committed);
 static void end_serial(struct ltx_tx *tx);
+static void end_mem(struct ltx_tx *tx, bool committed);
 
 static void thread_exit(void *arg)
 {
@@ -141,6 +142,7 @@ static void thread_exit(void *arg)
 		tx->cause = 0;
 		store_status(tx, LTX_IDLE_SLOW);
 		end_serial(tx);
+		end_mem(tx, false);
 		run_actions(tx, false);
 	}
 	tx->checkpoint = NULL;
@@ -509,6 +511,15 @@ static void end_serial(struct ltx_tx *tx)
 	}
 }
 
+/* The transaction is over: settle what it allocated and freed. */
+static void end_mem(struct ltx_tx *tx, bool committed)
+{
+	if (ltx_unlikely(tx->slow & LTX_SLOW_MEM)) {
+		tx->slow &= ~LTX_SLOW_MEM;
+		ltx_mem_end(tx, committed);
+	}
+}
+
 /* End a doomed or aborted transaction; back off if it failed by itself. */
 static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 {
@@ -527,6 +538,7 @@ static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 	ltx_stats_write_end(tx);
 	store_status(tx, idle_status());
 	end_serial(tx);
+	end_mem(tx, false);
 	if (ltx_unlikely(tx->nactions != 0))
 		run_actions(tx, false);
 	if (backoff) {
@@ -733,6 +745,7 @@ committed_slow(struct ltx_tx *tx, bool wrote, uint64_t nr, uint64_t nw)
 	tx->end_state = 0;
 	store_status(tx, idle_status());
 	end_serial(tx);
+	end_mem(tx, true);
 	if (tx->slow & LTX_SLOW_ACTIONS)
 		run_actions(tx, true);
 }
@@ -822,9 +835,22 @@ void ltx_tx_abort(struct ltx_tx *tx)
 		restart(tx, TM_ABORT_EXPLICIT);
 }
 
+/* After a fast commit: the work of its slow bits (LTX_SLOW_AFTER). */
+static __attribute__((noinline)) bool committed_after(struct ltx_tx *tx)
+{
+	end_mem(tx, true);
+	if (tx->slow & LTX_SLOW_ACTIONS)
+		run_actions(tx, true);
+	return true;
+}
+
 bool ltx_tx_commit_small(struct ltx_tx *tx)
 {
-	return ltx_tx_fast_commit_small(tx, 0);
+	if (!ltx_tx_fast_commit_small(tx, 0))
+		return false;
+	if (ltx_unlikely(tx->slow != 0))
+		return committed_after(tx);
+	return true;
 }
 
 __attribute__((noinline)) bool ltx_tx_fast_commit_revalidate(struct ltx_tx *tx,
