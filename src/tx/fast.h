@@ -219,11 +219,10 @@ ltx_tx_fast_commit_small(struct ltx_tx *tx, uintptr_t prepared)
 		if (ltx_unlikely(ts != cd->snapshot + 1))
 			return ltx_tx_fast_commit_revalidate(tx, ts);
 	}
-	/* The commit point (tx.c commit_point). */
-	if (ltx_unlikely(__atomic_load_n(&tx->status, __ATOMIC_RELAXED) !=
-			 LTX_ACTIVE))
+	/* The commit point, one instruction (tx.c commit_point). */
+	if (ltx_unlikely(
+		    !ltx_local_cas(&tx->status, LTX_ACTIVE, LTX_COMMITTING)))
 		return false;
-	__atomic_store_n(&tx->status, LTX_COMMITTING, __ATOMIC_RELAXED);
 	ltx_tx_fast_publish_one(w, ts);
 	if (end - w == 2)
 		ltx_tx_fast_publish_one(w + 1, ts);

@@ -280,19 +280,19 @@ void ltx_tx_foreach(void (*fn)(struct ltx_tx *tx, void *arg), void *arg)
 
 /*
  * The commit point of an update: a signal handler may have doomed the
- * transaction at any instruction up to here (it only flips status from
- * ACTIVE to DOOMED): honour it now.  From the store of LTX_COMMITTING on it
- * is too late, the transaction commits, and the handler leaves it alone
- * (the fault sandbox too: a fault while writing back is a real bug).  A
- * doom landing between the load and the store is lost, as if the signal
- * had come just after the commit.
+ * transaction at any instruction up to here (status ACTIVE -> DOOMED, and
+ * its lines released at once, tx/signal.c): honour it now.  From
+ * LTX_COMMITTING on it is too late, the transaction commits, and the
+ * handler leaves it alone (the fault sandbox too: a fault while writing
+ * back is a real bug).  The test and the change are one instruction
+ * (ltx_local_cas): with a load and a store, a doom landing between them
+ * would release the lines and the write-back would then publish into
+ * lines that other transactions had taken meanwhile.
  */
 static bool commit_point(struct ltx_tx *tx)
 {
-	if (ltx_unlikely(load_status(tx) != LTX_ACTIVE))
-		return false;
-	__atomic_store_n(&tx->status, LTX_COMMITTING, __ATOMIC_RELAXED);
-	return true;
+	return ltx_likely(
+		ltx_local_cas(&tx->status, LTX_ACTIVE, LTX_COMMITTING));
 }
 
 /*
