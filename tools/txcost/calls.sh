@@ -12,15 +12,8 @@ DIR=${1:?usage: calls.sh DIR}
 N=${N:-10000}
 HERE=$(dirname "$0")
 
-command -v valgrind >/dev/null 2>&1 || {
-	echo "calls.sh: valgrind is needed (valgrind --tool=callgrind)" >&2
-	exit 1
-}
-for v in $(env | sed -n 's/^\(LTX_[A-Z0-9_]*\)=.*/\1/p'); do
-	unset "$v"
-done
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/txcost.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
+ME=calls.sh
+. "$HERE/common.sh"
 
 for build in calls calls-inline; do
 	if ! valgrind --tool=callgrind --toggle-collect=measure \

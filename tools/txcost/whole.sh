@@ -9,9 +9,9 @@
 # whole.c takes them); a figure is the inclusive Ir of the calls of the
 # workload's op made for that kind of operation, divided by their number.
 # Writes the figures to $SAVE (default txcost-whole.tsv) as "WORKLOAD
-# OPERATION IMPL IR_PER_OP" lines; with BASE set to such a file from
-# another build (the figures before a change), also prints overhead before
-# and after.
+# OPERATION IMPL IR_PER_OP" lines (WORKLOAD with its shape, as SETS names
+# it); with BASE set to such a file from another build (the figures before
+# a change), also prints overhead before and after.
 set -e
 DIR=${1:?usage: whole.sh DIR}
 N=${N:-10000}
@@ -23,20 +23,12 @@ IMPLS="seq ltx ltx-inline atomic atomic-inline"
 # makes the set grow through the run, and the figures depend on N).
 SETS=${SETS:-"intset-list intset-rbtree intset-skiplist intset-hash bank"}
 
-command -v valgrind >/dev/null 2>&1 || {
-	echo "whole.sh: valgrind is needed (valgrind --tool=callgrind)" >&2
-	exit 1
-}
 if [ -n "$BASE" ] && [ ! -r "$BASE" ]; then
 	echo "whole.sh: cannot read BASE=$BASE" >&2
 	exit 1
 fi
-# ltx's defaults only: a setting in the environment would change the path.
-for v in $(env | sed -n 's/^\(LTX_[A-Z0-9_]*\)=.*/\1/p'); do
-	unset "$v"
-done
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/txcost.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
+ME=whole.sh
+. "$HERE/common.sh"
 
 for impl in $IMPLS; do
 	prog=$DIR/whole-$impl
@@ -75,11 +67,12 @@ function ratio(a, b) {
 }
 function minus(a, b) { return a == "" || b == "" ? "" : a - b }
 # The label of a row: workload and shape, operation, how many ran.
-function label(wl, k,    c, m, how) {
+function label(wl, k,    c, how) {
 	if (k == "all") {
 		c = 0
-		for (m = 1; m < nk; m++)
-			c += count[wl, kind[m]]
+		for (how in count)
+			if (index(how, wl SUBSEP) == 1)
+				c += count[how]
 		return sprintf("| %s | all (mix) | %d |", shape[wl], c)
 	}
 	if (wl == "bank")
@@ -94,20 +87,15 @@ function table(a, b) {
 	printf(" ltx `LTX_INLINE` | overhead: ltx - seq | overhead inline |")
 	printf(" ltx / seq | inline / seq |\n")
 	printf("|---|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
-	for (w = 1; w <= nw; w++) {
-		wl = wls[w]
-		nk = split(kinds[wl], kind, " ")
-		kind[++nk] = "all"
-		for (j = 1; j <= nk; j++) {
-			k = kind[j]
-			s = per[wl, k, "seq"]
-			printf("%s %s | %s | %s | %s | %s | %s | %s |\n",
-			       label(wl, k), fmt(s), fmt(per[wl, k, a]),
-			       fmt(per[wl, k, b]),
-			       fmt(minus(per[wl, k, a], s)),
-			       fmt(minus(per[wl, k, b], s)),
-			       ratio(per[wl, k, a], s), ratio(per[wl, k, b], s))
-		}
+	for (r = 1; r <= nr; r++) {
+		wl = row_wl[r]
+		k = row_k[r]
+		s = per[wl, k, "seq"]
+		printf("%s %s | %s | %s | %s | %s | %s | %s |\n", label(wl, k),
+		       fmt(s), fmt(per[wl, k, a]), fmt(per[wl, k, b]),
+		       fmt(minus(per[wl, k, a], s)),
+		       fmt(minus(per[wl, k, b], s)), ratio(per[wl, k, a], s),
+		       ratio(per[wl, k, b], s))
 	}
 }
 BEGIN {
@@ -118,6 +106,8 @@ BEGIN {
 			continue
 		if (f[2] == "params") {
 			wls[++nw] = f[1]
+			# As SETS names it: figures of other shapes differ.
+			id[f[1]] = f[1] ":" f[3] (f[1] == "bank" ? "" : ":" f[4])
 			shape[f[1]] = f[1] == "bank" ? \
 			    sprintf("bank, %d accounts, %d%% transfers", f[3],
 				    f[5]) : \
@@ -146,28 +136,35 @@ BEGIN {
 			split(line, f, "\t")
 			before[f[1], f[2], f[3]] = f[4]
 		}
+	# The rows: each workload\047s kinds of operation, then its mix.
+	for (w = 1; w <= nw; w++) {
+		nk = split(kinds[wls[w]], kind, " ")
+		for (j = 1; j <= nk + 1; j++) {
+			row_wl[++nr] = wls[w]
+			row_k[nr] = j <= nk ? kind[j] : "all"
+		}
+	}
 	# Per operation: the inclusive Ir of the op called for that kind
 	# (or for any kind: the mix) over the number of those calls.
 	printf("") > save
-	for (w = 1; w <= nw; w++) {
-		wl = wls[w]
+	for (r = 1; r <= nr; r++) {
+		wl = row_wl[r]
+		k = row_k[r]
 		fn = op_of(wl)
-		nk = split(kinds[wl], kind, " ")
-		kind[++nk] = "all"
-		for (j = 1; j <= nk; j++) {
-			k = kind[j]
-			for (i = 1; i <= ni; i++) {
-				c = 0; s = 0
-				for (m = 1; m < nk; m++)
-					if (k == "all" || kind[m] == k) {
-						c += calls[impl[i], fn, kind[m]]
-						s += ir[impl[i], fn, kind[m]]
-					}
-				per[wl, k, impl[i]] = c > 0 ? s / c : ""
-				if (c > 0)
-					printf("%s\t%s\t%s\t%.1f\n", wl, k,
-					       impl[i], s / c) > save
+		for (i = 1; i <= ni; i++) {
+			c = 0; s = 0
+			for (key in calls) {
+				split(key, f, SUBSEP)
+				if (f[1] == impl[i] && f[2] == fn &&
+				    (k == "all" || f[3] == k)) {
+					c += calls[key]
+					s += ir[key]
+				}
 			}
+			per[wl, k, impl[i]] = c > 0 ? s / c : ""
+			if (c > 0)
+				printf("%s\t%s\t%s\t%.1f\n", id[wl], k,
+				       impl[i], s / c) > save
 		}
 	}
 	print "Whole transactions: instructions per operation, callgrind, one"
@@ -206,27 +203,19 @@ BEGIN {
 	for (i = 2; i <= ni; i++)
 		printf("--:|--:|--:|")
 	printf("---|\n")
-	for (w = 1; w <= nw; w++) {
-		wl = wls[w]
-		nk = split(kinds[wl], kind, " ")
-		kind[++nk] = "all"
-		for (j = 1; j <= nk; j++) {
-			k = kind[j]
-			printf("| %s | %s |", wl, k)
-			for (i = 2; i <= ni; i++) {
-				b = before[wl, k, impl[i]]
-				bs = before[wl, k, "seq"]
-				bo = b == "" || bs == "" ? "" : b - bs
-				o = minus(per[wl, k, impl[i]],
-					  per[wl, k, "seq"])
-				over[impl[i]] = o
-				printf(" %s | %s | %s |", fmt(bo), fmt(o),
-				       ratio(o, bo))
-			}
-			printf(" %s |\n", \
-			       over["ltx-inline"] <= over["ltx"] && \
-			       over["atomic-inline"] <= over["atomic"] ? \
-			       "yes" : "no")
+	for (r = 1; r <= nr; r++) {
+		wl = row_wl[r]
+		k = row_k[r]
+		printf("| %s | %s |", id[wl], k)
+		for (i = 2; i <= ni; i++) {
+			b = before[id[wl], k, impl[i]]
+			bs = before[id[wl], k, "seq"]
+			bo = b == "" || bs == "" ? "" : b - bs
+			o = minus(per[wl, k, impl[i]], per[wl, k, "seq"])
+			over[impl[i]] = o
+			printf(" %s | %s | %s |", fmt(bo), fmt(o), ratio(o, bo))
 		}
+		printf(" %s |\n", over["ltx-inline"] <= over["ltx"] && \
+		       over["atomic-inline"] <= over["atomic"] ? "yes" : "no")
 	}
 }'
