@@ -12,6 +12,7 @@ DIR=${1:?usage: calls.sh DIR}
 N=${N:-10000}
 HERE=$(dirname "$0")
 
+# shellcheck disable=SC2034 # common.sh's messages name it
 ME=calls.sh
 . "$HERE/common.sh"
 

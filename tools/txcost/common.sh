@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # common.sh: what whole.sh and calls.sh do first (sourced; ME is the
 # script's name).  Checks for valgrind, clears the LTX_* settings (ltx's
 # defaults only: a setting in the environment would change the path being

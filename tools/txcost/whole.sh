@@ -27,6 +27,7 @@ if [ -n "$BASE" ] && [ ! -r "$BASE" ]; then
 	echo "whole.sh: cannot read BASE=$BASE" >&2
 	exit 1
 fi
+# shellcheck disable=SC2034 # common.sh's messages name it
 ME=whole.sh
 . "$HERE/common.sh"
 
