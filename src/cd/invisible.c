@@ -40,6 +40,25 @@
  * store of ts.  A reader that sees a new byte therefore sees the orec
  * locked or at ts on its reload, and retries.
  *
+ * Progress (DESIGN.md): an irrevocable transaction that finds a line
+ * locked by another transaction does not fail, and waits only for a
+ * holder that is committing: it dooms a live holder and takes the orec
+ * from a doomed one (take_held).  The lock word names the holder's
+ * write-set entry, whose owner field names the holder (cd.h), and
+ * ltx_cd_holder tells its state.  A doomed holder never reaches its
+ * commit point, so none of its buffered bytes reaches memory: the line
+ * still holds the last committed data.  The holder may run on, unaware,
+ * on its fast paths, until its next slow path ends it: its operations on
+ * the line fail while the taker holds the orec (not its own lock word any
+ * more), its snapshot cannot move past the take (extend checks that its
+ * locks are still its own), and the taker lets go of the orec at a
+ * version above every snapshot the holder can have (LTX_WENTRY_TAKEN:
+ * the commit version, or a fresh one if it aborts), so that the holder
+ * never reads the line again as if it had not lost it.  Its release skips
+ * orecs it no longer holds (a CAS from its own lock word).
+ * Why the CAS cannot take a lock of the holder's next transaction
+ * instead: cd.h, ltx_cd_take_begin.
+ *
  * The counted path: with a capacity limit (LTX_CAPACITY) every operation
  * must see each new line, to count its slots, so cd->counted is set at
  * begin and limit stays 0 while the transaction lives: every fast path
@@ -101,6 +120,23 @@ bool ltx_inv_reads_valid(const struct ltx_cd *cd)
 	return true;
 }
 
+/*
+ * Is every orec we locked still ours?  Not if an irrevocable transaction
+ * took one (see the top): we are doomed then, and must not move our
+ * snapshot past its commit, or the fast paths would read the line it
+ * wrote as if it were ours to read.  The clock was loaded before (acquire:
+ * if the taker's commit is in it, so is the take, made before).
+ */
+static bool locks_held(const struct ltx_cd *cd)
+{
+	for (const struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++)
+		if (w->orec != NULL &&
+		    __atomic_load_n(w->orec, __ATOMIC_ACQUIRE) !=
+			    ltx_orec_lock_word(w))
+			return false;
+	return true;
+}
+
 /* Move the snapshot to the present if every read is still valid. */
 static bool extend(struct ltx_cd *cd)
 {
@@ -108,7 +144,7 @@ static bool extend(struct ltx_cd *cd)
 
 	if (cd->irrevocable)
 		return true; /* owns what it read; limit stays 0 */
-	if (!ltx_inv_reads_valid(cd))
+	if (!ltx_inv_reads_valid(cd) || !locks_held(cd))
 		return false;
 	cd->snapshot = now;
 	if (!cd->counted)
@@ -124,7 +160,10 @@ static bool extend(struct ltx_cd *cd)
  * old set is freed only after every orec points into the new one.  Until
  * then no allocation, another thread's new write set included, can be
  * placed on it, so no thread can find one of our lock words pointing into
- * its own write set and take our line for its own (owned_head).
+ * its own write set and take our line for its own (owned_head).  An
+ * irrevocable transaction that read one of the old lock words may still
+ * be reading the entry's owner: the fence, then ltx_cd_take_wait, wait
+ * for it (the Dekker pair of cd.h, with the repointing stores as ours).
  */
 static bool grow_writes(struct ltx_cd *cd)
 {
@@ -137,6 +176,8 @@ static bool grow_writes(struct ltx_cd *cd)
 		if (p->orec != NULL)
 			__atomic_store_n(p->orec, ltx_orec_lock_word(p),
 					 __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	ltx_cd_take_wait();
 	free(old);
 	return true;
 }
@@ -180,10 +221,10 @@ static struct ltx_wentry *lock_orec(struct ltx_cd *cd, uintptr_t *orec,
 		return NULL;
 	}
 	w = cd->ws_next;
-	/* Acquire: as in ltx_inv_fast_acquire. */
+	/* Acquire and release: as in ltx_inv_lock. */
 	if (!__atomic_compare_exchange_n(orec, &v,
 					 ltx_orec_lock_word(w), false,
-					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return NULL;
 	cd->ws_next = w + 1;
 	w->line = line;
@@ -191,6 +232,53 @@ static struct ltx_wentry *lock_orec(struct ltx_cd *cd, uintptr_t *orec,
 	w->old_version = v;
 	w->link = 0;
 	w->mask = 0;
+	return w;
+}
+
+/*
+ * Progress (see the top): orec was found locked by another transaction,
+ * and cd is irrevocable.  Take the orec for a new head entry of line if
+ * its holder is doomed (dooming it first if it is live: the caller looks
+ * again).  Returns the entry; NULL to look again (with *cause set if out
+ * of memory), after a wait step if the holder is committing.
+ */
+static struct ltx_wentry *take_held(struct ltx_cd *cd, uintptr_t *orec,
+				    uintptr_t line, unsigned *spins,
+				    unsigned *cause)
+{
+	struct ltx_wentry *w = NULL;
+	enum ltx_holder held = LTX_HOLDER_AGAIN;
+	uintptr_t v;
+
+	if (cd->ws_next == cd->ws_end && !grow_writes(cd)) {
+		*cause = TM_ABORT_NOMEM | TM_ABORT_CAPACITY;
+		return NULL;
+	}
+	ltx_cd_take_begin();
+	/* Seq_cst: the taker's load of the Dekker pair (cd.h). */
+	v = __atomic_load_n(orec, __ATOMIC_SEQ_CST);
+	if (ltx_orec_locked(v) && owned_head(cd, v) == NULL)
+		held = ltx_cd_holder(cd, LTX_HOLDER_ID,
+				     __atomic_load_n(&ltx_orec_entry(v)->owner,
+						     __ATOMIC_RELAXED));
+	if (held == LTX_HOLDER_GONE) {
+		w = cd->ws_next;
+		w->line = line;
+		w->orec = orec;
+		w->old_version = 0; /* never used: see inv_release */
+		w->next = 0;
+		w->flags = LTX_WENTRY_TAKEN | LTX_WENTRY_BUMP;
+		w->mask = 0;
+		if (__atomic_compare_exchange_n(orec, &v, ltx_orec_lock_word(w),
+						false, __ATOMIC_SEQ_CST,
+						__ATOMIC_RELAXED))
+			cd->ws_next = w + 1;
+		else
+			w = NULL;
+	}
+	ltx_cd_take_end();
+	if (held == LTX_HOLDER_BUSY)
+		ltx_wait_step(spins);
 	return w;
 }
 
@@ -222,8 +310,9 @@ static struct ltx_wentry *acquire(struct ltx_cd *cd, const void *addr,
 		if (ltx_orec_locked(v)) {
 			h = owned_head(cd, v);
 			if (h == NULL && cd->irrevocable) {
-				/* The holder cannot commit: it will let go. */
-				ltx_wait_step(&spins);
+				w = take_held(cd, orec, line, &spins, cause);
+				if (w != NULL || *cause != 0)
+					return w;
 				continue;
 			}
 			if (h == NULL) {
@@ -302,7 +391,6 @@ static uint64_t inv_load(struct ltx_cd *cd, const void *addr, bool excl,
 			 unsigned *cause)
 {
 	uintptr_t *orec = ltx_orec_of(cd, addr);
-	unsigned spins = 0;
 	uint64_t x;
 
 	if (cd->counted) {
@@ -323,10 +411,6 @@ static uint64_t inv_load(struct ltx_cd *cd, const void *addr, bool excl,
 		if (ltx_orec_locked(v)) {
 			struct ltx_wentry *h = owned_head(cd, v), *w;
 
-			if (h == NULL && cd->irrevocable) {
-				ltx_wait_step(&spins);
-				continue;
-			}
 			if (h == NULL) {
 				cd->stats->bus_busy++;
 				*cause = CONFLICT_CAUSE;
@@ -402,13 +486,33 @@ static void inv_publish(struct ltx_cd *cd, uintptr_t ts)
 	ltx_inv_publish(cd, ts);
 }
 
-/* Abort: unlock every held orec at its old version (data never changed). */
+/*
+ * Abort: unlock every held orec at its old version (data never changed),
+ * unless an irrevocable transaction took it meanwhile (the orec no longer
+ * holds our lock word: see the top).  A CAS, release at least: our loads
+ * of the line are over.
+ */
 static void inv_release(struct ltx_cd *cd)
 {
+	uintptr_t fresh = 0;
+
 	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++)
-		if (w->orec != NULL)
-			__atomic_store_n(w->orec, w->old_version,
-					 __ATOMIC_RELEASE);
+		if (w->orec != NULL) {
+			uintptr_t mine = ltx_orec_lock_word(w);
+			uintptr_t v = w->old_version;
+
+			if (ltx_unlikely(w->flags & LTX_WENTRY_TAKEN)) {
+				/* Taken from a doomed holder: see the top. */
+				if (fresh == 0)
+					fresh = __atomic_add_fetch(
+						&ltx_clock, 1,
+						__ATOMIC_ACQ_REL);
+				v = fresh;
+			}
+			(void)__atomic_compare_exchange_n(
+				w->orec, &mine, v, false, __ATOMIC_SEQ_CST,
+				__ATOMIC_RELAXED);
+		}
 	if (cd->counted)
 		ltx_lines_reset(cd);
 	ltx_inv_reset(cd);

@@ -59,12 +59,23 @@
  * every CPU ltx supports (x86-64 only: see configure.ac), as in TLRW and
  * ck_bytelock.
  *
- * Irrevocable transactions (cd.h, make_irrevocable): lines read are held in S and
- * lines written in E from the first access, so becoming irrevocable takes
- * nothing more; from then on a conflict makes the irrevocable transaction
- * wait for the holder (which never waits: it commits or fails and lets
- * go) instead of failing.  Waiting, it keeps its own mark, so that no
- * later writer can take the line from under it.
+ * Irrevocable transactions (cd.h, make_irrevocable): lines read are held
+ * in S and lines written in E from the first access, so becoming
+ * irrevocable takes nothing more.  From then on a conflict does not fail
+ * it, and it waits only for a holder that is committing (the progress
+ * rule of DESIGN.md; ltx_cd_holder, cd.h): a live holder in its way,
+ * owner or reader, is doomed, and a doomed one is not waited for.  A
+ * doomed transaction never reaches its commit point, so it writes nothing
+ * back, and its loads return 0 from its doom on (the transaction layer
+ * checks after each load), so the irrevocable one may write the line
+ * under a doomed reader's mark.  A doomed owner's word is taken by CAS
+ * (take_owner), between ltx_cd_take_begin and ltx_cd_take_end (cd.h says
+ * why the word cannot be a later, live, transaction's by then); the
+ * former owner's release is a CAS from its own word, which then fails.
+ * For a read, a doomed owner is simply ignored: it writes nothing, and
+ * the reader's mark, set first, stops any later writer.  Waiting, the
+ * irrevocable transaction keeps its own mark, so that no later writer can
+ * take the line from under it.
  *
  * Data: a writer's commit writes back its dirty bytes with release
  * stores, then releases the owner word with a release store; a reader's
@@ -115,9 +126,30 @@ static struct ltx_bytelock *lock_of(uintptr_t line)
 						      table_mask));
 }
 
+/* The owner word of cd's transaction: its id (not its slot, which only
+ * readers need), + 1. */
 static uintptr_t me(const struct ltx_cd *cd)
 {
-	return (uintptr_t)cd->slot + 1;
+	return (uintptr_t)cd->id + 1;
+}
+
+/*
+ * Progress, for a read by an irrevocable transaction: whether it must
+ * wait for the owner of lock (seen as owner, not 0 nor us): no if it is
+ * doomed (dooming it first if it is live).
+ */
+static bool owner_in_way(const struct ltx_cd *cd, uintptr_t owner,
+			 unsigned *spins)
+{
+	switch (ltx_cd_holder(cd, LTX_HOLDER_ID, (uint32_t)(owner - 1))) {
+	case LTX_HOLDER_GONE:
+		return false;
+	case LTX_HOLDER_BUSY:
+		ltx_wait_step(spins);
+		return true;
+	default:
+		return true; /* look again */
+	}
 }
 
 static bool slotted(const struct ltx_cd *cd)
@@ -146,10 +178,11 @@ static unsigned read_lock(struct ltx_cd *cd, struct ltx_bytelock *lock)
 		__atomic_exchange_n(mine, 1, __ATOMIC_SEQ_CST);
 		owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
 		while (cd->irrevocable && owner != 0 && owner != me(cd)) {
-			ltx_wait_step(&spins);
+			if (!owner_in_way(cd, owner, &spins))
+				break;
 			owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
 		}
-		if (owner != 0 && owner != me(cd)) {
+		if (owner != 0 && owner != me(cd) && !cd->irrevocable) {
 			/* We loaded nothing under the mark: relaxed. */
 			__atomic_store_n(mine, 0, __ATOMIC_RELAXED);
 			return BUSY_CAUSE;
@@ -158,10 +191,11 @@ static unsigned read_lock(struct ltx_cd *cd, struct ltx_bytelock *lock)
 		__atomic_fetch_add(&lock->unslotted, 1, __ATOMIC_SEQ_CST);
 		owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
 		while (cd->irrevocable && owner != 0 && owner != me(cd)) {
-			ltx_wait_step(&spins);
+			if (!owner_in_way(cd, owner, &spins))
+				break;
 			owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
 		}
-		if (owner != 0 && owner != me(cd)) {
+		if (owner != 0 && owner != me(cd) && !cd->irrevocable) {
 			__atomic_fetch_sub(&lock->unslotted, 1,
 					   __ATOMIC_RELAXED);
 			return BUSY_CAUSE;
@@ -213,6 +247,66 @@ static bool others_read(const struct ltx_cd *cd,
 }
 
 /*
+ * Progress: readers in the way of an irrevocable transaction that holds
+ * lock's owner word.  A live reader is doomed, a doomed one ignored, a
+ * committing one waited for.  A reader that marks the line after our
+ * owner word was stored sees it and fails (the Dekker pair above); one
+ * whose mark we see, we see in the transaction that made it or a later
+ * one (our seq_cst load of the mark is an acquire of its seq_cst store,
+ * made after its status turned ACTIVE).  Unslotted readers cannot be told
+ * apart: every live transaction without a reader byte is doomed.
+ * Returns true while one must be waited for.
+ */
+static bool readers_in_way(const struct ltx_cd *cd,
+			   const struct ltx_bytelock *lock)
+{
+	if (__atomic_load_n(&lock->unslotted, __ATOMIC_SEQ_CST) !=
+		    (slotted(cd) ? 0 : own_unslotted(cd, lock)) &&
+	    ltx_cd_holder(cd, LTX_HOLDER_UNSLOTTED, 0) == LTX_HOLDER_BUSY)
+		return true;
+	for (unsigned s = 0; s < LTX_VIS_SLOTS; s++) {
+		enum ltx_holder h;
+
+		if ((int)s == cd->slot)
+			continue;
+		while (__atomic_load_n(&lock->reader[s], __ATOMIC_SEQ_CST) &&
+		       (h = ltx_cd_holder(cd, LTX_HOLDER_SLOT, s)) !=
+			       LTX_HOLDER_GONE)
+			if (h == LTX_HOLDER_BUSY)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * Progress: take lock's owner word, held by another transaction, for an
+ * irrevocable one (see the top).  Returns true once it is ours; false to
+ * look again (after a wait step if the owner is committing).
+ */
+static bool take_owner(const struct ltx_cd *cd, struct ltx_bytelock *lock,
+		       unsigned *spins)
+{
+	enum ltx_holder held = LTX_HOLDER_AGAIN;
+	uintptr_t owner;
+	bool taken = false;
+
+	ltx_cd_take_begin();
+	/* Seq_cst: the taker's load of the Dekker pair (cd.h). */
+	owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
+	if (owner != 0 && owner != me(cd))
+		held = ltx_cd_holder(cd, LTX_HOLDER_ID, (uint32_t)(owner - 1));
+	if (held == LTX_HOLDER_GONE)
+		taken = __atomic_compare_exchange_n(&lock->owner, &owner,
+						    me(cd), false,
+						    __ATOMIC_SEQ_CST,
+						    __ATOMIC_RELAXED);
+	ltx_cd_take_end();
+	if (held == LTX_HOLDER_BUSY)
+		ltx_wait_step(spins);
+	return taken;
+}
+
+/*
  * T_RFO: take lock in E for a new write-set entry for line (made here).
  * Returns the entry, or NULL with *cause set: BUSY_CAUSE if another
  * transaction owns the lock or holds it shared, NOMEM_CAUSE.
@@ -239,13 +333,14 @@ static struct ltx_wentry *write_lock(struct ltx_cd *cd, uintptr_t line,
 				*cause = BUSY_CAUSE;
 				return NULL;
 			}
-			ltx_wait_step(&spins); /* for the owner to go */
+			if (take_owner(cd, lock, &spins))
+				break;
 			expect = 0;
 		}
-		/* Irrevocable: keep the owner word, wait for readers to go
-		 * (new ones see the owner and fail). */
+		/* Irrevocable: keep the owner word, clear readers out of the
+		 * way (new ones see the owner and fail). */
 		if (cd->irrevocable) {
-			while (others_read(cd, lock))
+			while (readers_in_way(cd, lock))
 				ltx_wait_step(&spins);
 		} else if (others_read(cd, lock)) {
 			/* Nothing was written under it: relaxed. */
@@ -365,14 +460,28 @@ static unsigned vis_validate(struct ltx_cd *cd)
 	return 0;
 }
 
-/* Let go of every line: owners first, then reader marks. */
-static void release_locks(struct ltx_cd *cd)
+/*
+ * Let go of every line: owners first, then reader marks.  After a commit
+ * (committed) the owner words are still ours: nobody takes a committing
+ * transaction's lines.  Otherwise an irrevocable transaction may have
+ * taken one: each is released by a CAS from our word.
+ */
+static void release_locks(struct ltx_cd *cd, bool committed)
 {
-	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++)
-		if (w->orec != NULL)
-			/* Pairs with the next owner's CAS and with readers'
-			 * seq_cst loads of the owner word. */
+	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++) {
+		uintptr_t mine = me(cd);
+
+		if (w->orec == NULL)
+			continue;
+		/* Pairs with the next owner's CAS and with readers'
+		 * seq_cst loads of the owner word. */
+		if (committed)
 			__atomic_store_n(w->orec, 0, __ATOMIC_RELEASE);
+		else
+			(void)__atomic_compare_exchange_n(
+				w->orec, &mine, 0, false, __ATOMIC_SEQ_CST,
+				__ATOMIC_RELAXED);
+	}
 	for (struct ltx_rentry *r = cd->rs_base; r < cd->rs_next; r++) {
 		struct ltx_bytelock *lock = (struct ltx_bytelock *)r->orec;
 
@@ -404,12 +513,12 @@ static void vis_publish(struct ltx_cd *cd, uintptr_t ts)
 			ltx_wset_write_back(w, w->mask);
 			cd->stats->bus_writeback++;
 		}
-	release_locks(cd);
+	release_locks(cd, true);
 }
 
 static void vis_release(struct ltx_cd *cd)
 {
-	release_locks(cd);
+	release_locks(cd, false);
 }
 
 /* Every line read or written is held already: nothing to take. */

@@ -13,7 +13,7 @@
 /*
  * One bytelock per hashed line (TLRW, Dice & Shavit, SPAA 2010; the
  * layout of ck_bytelock): the owner word says who holds the lines that
- * hash here in E (0: nobody, else the owner's thread_slot + 1), reader[i]
+ * hash here in E (0: nobody, else the owner's cd id + 1), reader[i]
  * is 1 while thread slot i holds one of them in S, and unslotted counts
  * the S holders without a byte (thread slots LTX_VIS_SLOTS and up).
  * One cache line each, so that lines hashing to different locks never
