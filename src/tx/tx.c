@@ -13,6 +13,7 @@
 #include "cd/lines.h"
 #include "cd/invisible.h"
 #include "cd/orec.h"
+#include "cd/visible.h"
 #include "rt/hash.h"
 #include "rt/array.h"
 #include "rt/backoff.h"
@@ -56,6 +57,7 @@ static struct ltx_tx *registry;
  * counted): read without the lock by ltx_tx_other_threads. */
 static unsigned live_threads;
 static int next_slot;
+static uint32_t next_id;
 static pthread_key_t exit_key;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_error;
@@ -126,6 +128,111 @@ void ltx_tx_mode_changed(void)
 static void run_actions(struct ltx_tx *tx, bool committed);
 static void end_serial(struct ltx_tx *tx);
 
+/*
+ * The end of a transaction that did not commit: idle, then let an
+ * irrevocable transaction that may be taking one of its lines finish
+ * before another begins (cd.h, ltx_cd_take_begin; seq_cst: the holder's
+ * store of that Dekker pair).  Release as well, as every end of a
+ * transaction (store_status).
+ */
+static void end_aborted(struct ltx_tx *tx, int idle)
+{
+	__atomic_store_n(&tx->status, idle, __ATOMIC_SEQ_CST);
+	ltx_cd_take_wait();
+}
+
+/*
+ * What a transaction doomed by another thread reports: an irrevocable
+ * transaction took a line it held (the progress rule).  Such a doom sets
+ * no cause (another thread must not write it: it is the owner's), so a
+ * doomed descriptor with no cause was doomed that way.
+ */
+#define TAKEN_CAUSE (TM_ABORT_CONFLICT | TM_ABORT_RETRY)
+
+static unsigned doomed_cause(const struct ltx_tx *tx)
+{
+	unsigned cause = __atomic_load_n(&tx->cause, __ATOMIC_RELAXED);
+
+	return cause != 0 ? cause : TAKEN_CAUSE;
+}
+
+/*
+ * Progress (DESIGN.md): an irrevocable transaction dooms a live
+ * transaction in its way.  The doom is a CAS of status from ACTIVE to
+ * DOOMED; the victim's own commit point is a CAS from ACTIVE to
+ * COMMITTING (commit_point), so exactly one of them wins: a doomed
+ * transaction never commits, and a committing one is never doomed (the
+ * irrevocable one waits for it, a bounded wait).  Seq_cst: the taker's
+ * reasoning in cd.h and cd/visible.c reads statuses in that order.  The
+ * victim notices at its next slow path or commit (cd.limit, which only
+ * its own thread writes, is left alone: its fast paths fail on any line
+ * the irrevocable transaction takes or writes), and its loads return 0
+ * from then on (ltx_tx_load_at checks after each load).
+ */
+static bool doom_remote(struct ltx_tx *d)
+{
+	int expect = LTX_ACTIVE;
+
+	return __atomic_compare_exchange_n(&d->status, &expect, LTX_DOOMED,
+					   false, __ATOMIC_SEQ_CST,
+					   __ATOMIC_RELAXED);
+}
+
+/* The state of d's transaction for ltx_cd_holder: dooming a live one. */
+static enum ltx_holder holder_state(struct ltx_tx *d)
+{
+	switch (__atomic_load_n(&d->status, __ATOMIC_SEQ_CST)) {
+	case LTX_ACTIVE:
+		(void)doom_remote(d);
+		return LTX_HOLDER_AGAIN; /* whatever won, look again */
+	case LTX_DOOMED:
+		return LTX_HOLDER_GONE;
+	case LTX_COMMITTING:
+		return LTX_HOLDER_BUSY;
+	default:
+		return LTX_HOLDER_AGAIN; /* ended meanwhile */
+	}
+}
+
+/*
+ * ltx_cd_holder (cd.h), for the irrevocable transaction self.  Lock-free:
+ * the registry only grows, and descriptors are never freed; a handler
+ * descriptor is a holder like any other (its thread's main descriptor is
+ * not the caller: that thread is in the handler).
+ */
+static enum ltx_holder holder(const struct ltx_cd *self, int kind,
+			      uint32_t which)
+{
+	enum ltx_holder all = LTX_HOLDER_GONE;
+
+	for (struct ltx_tx *d = ltx_tx_registry(); d != NULL; d = d->next_all) {
+		if (&d->cd == self)
+			continue;
+		switch (kind) {
+		case LTX_HOLDER_ID:
+			if (d->cd.id == which)
+				return holder_state(d);
+			break;
+		case LTX_HOLDER_SLOT:
+			if (__atomic_load_n(&d->cd.slot, __ATOMIC_RELAXED) ==
+			    (int)which)
+				return holder_state(d);
+			break;
+		default:
+			/* Without a reader byte: every such transaction. */
+			if ((unsigned)__atomic_load_n(&d->cd.slot,
+						      __ATOMIC_RELAXED) <
+			    LTX_VIS_SLOTS)
+				break;
+			if (holder_state(d) == LTX_HOLDER_BUSY)
+				all = LTX_HOLDER_BUSY;
+			break;
+		}
+	}
+	/* A holder by id or slot not found: it let go and was reused. */
+	return kind == LTX_HOLDER_UNSLOTTED ? all : LTX_HOLDER_AGAIN;
+}
+
 static void thread_exit(void *arg)
 {
 	struct ltx_tx *tx = arg;
@@ -136,7 +243,7 @@ static void thread_exit(void *arg)
 		ops(tx)->release(&tx->cd);
 		tx->cd.limit = 0;
 		tx->cause = 0;
-		store_status(tx, LTX_IDLE_SLOW);
+		end_aborted(tx, LTX_IDLE_SLOW);
 		end_serial(tx);
 		run_actions(tx, false);
 	}
@@ -155,6 +262,7 @@ static void global_init(void)
 	unsigned bits = ltx_config.orec_bits;
 
 	settings_changed();
+	ltx_cd_holder = holder;
 	if (pthread_key_create(&exit_key, thread_exit) != 0) {
 		init_error = ENOMEM;
 		return;
@@ -178,6 +286,7 @@ static struct ltx_tx *new_descriptor(void)
 	if (posix_memalign((void **)&tx, LTX_LINE_SIZE, sizeof(*tx)))
 		return NULL;
 	memset(tx, 0, sizeof(*tx));
+	tx->cd.id = next_id++;
 	/* The logs and the directory now, for handler descriptors too. */
 	if (!ltx_cd_init(&tx->cd, &tx->stats)) {
 		free(tx);
@@ -277,19 +386,22 @@ void ltx_tx_foreach(void (*fn)(struct ltx_tx *tx, void *arg), void *arg)
 
 /*
  * The commit point of an update: a signal handler may have doomed the
- * transaction at any instruction up to here (it only flips status from
- * ACTIVE to DOOMED): honour it now.  From the store of LTX_COMMITTING on it
- * is too late, the transaction commits, and the handler leaves it alone
- * (the fault sandbox too: a fault while writing back is a real bug).  A
- * doom landing between the load and the store is lost, as if the signal
- * had come just after the commit.
+ * transaction at any instruction up to here, and so may an irrevocable
+ * transaction on another thread (each only flips status from ACTIVE to
+ * DOOMED): honour it now.  A CAS, so that a doom from another thread and
+ * this commit cannot both win (doom_remote).  From LTX_COMMITTING on it is
+ * too late, the transaction commits, and a signal handler leaves it alone
+ * (the fault sandbox too: a fault while writing back is a real bug);
+ * another thread's irrevocable transaction waits for it.  Seq_cst: the
+ * other side of doom_remote's.
  */
 static bool commit_point(struct ltx_tx *tx)
 {
-	if (ltx_unlikely(load_status(tx) != LTX_ACTIVE))
-		return false;
-	__atomic_store_n(&tx->status, LTX_COMMITTING, __ATOMIC_RELAXED);
-	return true;
+	int expect = LTX_ACTIVE;
+
+	return ltx_likely(__atomic_compare_exchange_n(
+		&tx->status, &expect, LTX_COMMITTING, false, __ATOMIC_SEQ_CST,
+		__ATOMIC_RELAXED));
 }
 
 /*
@@ -406,8 +518,7 @@ bool ltx_tx_become_exclusive(struct ltx_tx *tx)
 	 * runs beside it, so it goes on alone as one transaction. */
 	cause = ops(tx)->prepare(&tx->cd, &ts);
 	if (cause == 0 && !commit_point(tx))
-		cause = __atomic_load_n(&tx->cause, __ATOMIC_RELAXED) |
-			TM_ABORT_SIGNAL;
+		cause = doomed_cause(tx);
 	if (cause != 0) {
 		ltx_serial_release(tx);
 		ltx_tx_doom(tx, cause);
@@ -524,7 +635,7 @@ static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 	if (ltx_unlikely(tx->stats_on))
 		ltx_stats_abort(tx, cause);
 	ltx_stats_write_end(tx);
-	store_status(tx, idle_status());
+	end_aborted(tx, idle_status());
 	end_serial(tx);
 	if (ltx_unlikely(tx->nactions != 0))
 		run_actions(tx, false);
@@ -554,8 +665,11 @@ static void restart(struct ltx_tx *tx, unsigned cause)
 
 void ltx_tx_rollback(struct ltx_tx *tx)
 {
-	if (!ltx_status_idle(load_status(tx)))
-		finish_abort(tx, tx->cause, true);
+	int st = load_status(tx);
+
+	if (!ltx_status_idle(st))
+		finish_abort(tx, st == LTX_DOOMED ? doomed_cause(tx) : tx->cause,
+			     true);
 }
 
 /* Make tx live: create it, begin, or report it doomed (NULL). */
@@ -583,7 +697,7 @@ static struct ltx_tx *live(struct ltx_tx *tx)
 		 * the lines itself: release them now (idempotent). */
 		ops(tx)->release(&tx->cd);
 		if (tx->checkpoint != NULL) {
-			finish_abort(tx, tx->cause, true);
+			finish_abort(tx, doomed_cause(tx), true);
 			restart(tx, tx->last_status | TM_ABORT_RETRY);
 		}
 		return NULL;
@@ -607,6 +721,20 @@ uint64_t ltx_tx_load_at(struct ltx_tx *tx, const void *addr, bool excl,
 			ltx_stats_doom(tx, excl ? LTX_SITE_WRITE : LTX_SITE_READ,
 				       pc, addr, cause);
 		ltx_tx_doom(tx, cause);
+		return 0;
+	}
+	/*
+	 * Doomed meanwhile, perhaps by an irrevocable transaction that has
+	 * taken the line and written it: the value is not to be trusted.
+	 * The load of x is an acquire of that transaction's write-back, which
+	 * it makes after its seq_cst doom: had x come from it, this load would
+	 * see the doom.  From here on the fast paths, the read-only commit's
+	 * included, must not go on as if nothing happened: disarm them, as
+	 * every doom does (the mode's load may have re-armed them).
+	 */
+	if (ltx_unlikely(__atomic_load_n(&tx->status, __ATOMIC_ACQUIRE) !=
+			 LTX_ACTIVE)) {
+		__atomic_store_n(&tx->cd.limit, 0, __ATOMIC_RELAXED);
 		return 0;
 	}
 	return x;
@@ -685,7 +813,7 @@ bool ltx_tx_validate(struct ltx_tx *tx)
 	default:
 		break;
 	}
-	finish_abort(tx, tx->cause, true);
+	finish_abort(tx, doomed_cause(tx), true);
 	if (tx->checkpoint != NULL)
 		restart(tx, tx->last_status | TM_ABORT_RETRY);
 	return false;
@@ -753,8 +881,7 @@ static bool commit_live(struct ltx_tx *tx)
 	cause = inv ? ltx_inv_prepare(&tx->cd, &ts)
 		    : ops(tx)->prepare(&tx->cd, &ts);
 	if (cause == 0 && wrote && !commit_point(tx))
-		cause = __atomic_load_n(&tx->cause, __ATOMIC_RELAXED) |
-			TM_ABORT_SIGNAL;
+		cause = doomed_cause(tx);
 	if (ltx_unlikely(cause != 0)) {
 		if (ltx_unlikely(tx->stats_on))
 			ltx_stats_doom(tx, LTX_SITE_COMMIT, 0, NULL, cause);
@@ -794,7 +921,7 @@ bool ltx_tx_commit(struct ltx_tx *tx)
 	default:
 		break;
 	}
-	finish_abort(tx, tx->cause, true);
+	finish_abort(tx, doomed_cause(tx), true);
 	if (tx->checkpoint != NULL)
 		restart(tx, tx->last_status | TM_ABORT_RETRY);
 	return false;
@@ -811,7 +938,7 @@ void ltx_tx_abort(struct ltx_tx *tx)
 		ltx_stats_doom(tx, LTX_SITE_OTHER, 0, NULL, TM_ABORT_EXPLICIT);
 	if (!ltx_status_idle(st))
 		finish_abort(tx,
-			     (st == LTX_DOOMED ? tx->cause : 0) |
+			     (st == LTX_DOOMED ? doomed_cause(tx) : 0) |
 				     TM_ABORT_EXPLICIT,
 			     false);
 	else if (tx->checkpoint != NULL)
@@ -867,12 +994,21 @@ bool ltx_tx_irrevocable(struct ltx_tx *tx)
 		}
 		ltx_wait_step(&spins);
 	}
-	tx->slow |= LTX_SLOW_SERIAL; /* released however it ends */
-	cause = ops(tx)->make_irrevocable(&tx->cd);
+	/*
+	 * Doomed before the token was ours, by an irrevocable transaction
+	 * that took a line of ours (doom_remote)?  None can since: the token
+	 * is ours, and its acquire pairs with the previous holder's release,
+	 * made after its dooms.
+	 */
+	cause = load_status(tx) != LTX_ACTIVE
+			? doomed_cause(tx)
+			: ops(tx)->make_irrevocable(&tx->cd);
 	if (cause != 0) {
+		ltx_serial_release(tx); /* it never was irrevocable */
 		ltx_tx_doom(tx, cause);
 		return false;
 	}
+	tx->slow |= LTX_SLOW_SERIAL; /* released however it ends */
 	ltx_stats_write_begin(tx);
 	tx->stats.irrevocable++;
 	ltx_stats_write_end(tx);
@@ -891,6 +1027,6 @@ unsigned ltx_tx_status(const struct ltx_tx *tx)
 	if (ltx_unlikely(tx == &ltx_refuse_tx))
 		return REFUSE_CAUSE;
 	if (load_status(tx) == LTX_DOOMED)
-		return tx->cause;
+		return doomed_cause(tx);
 	return tx->last_status;
 }
