@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cd/cd.h"
 #include "cd/lines.h"
@@ -600,9 +601,29 @@ void ltx_tx_actions_unwind(struct ltx_tx *tx, size_t mark)
 			tx->actions[i].fn(tx->actions[i].arg);
 }
 
+/*
+ * An irrevocable transaction must not fail: it has run for real, I/O
+ * included, and TM_ATOMIC would run it (and the I/O) again.  The one way
+ * an operation of it can fail is memory running out for its logs (each
+ * line it takes needs a write-set entry, and its stores are buffered so
+ * that tm_abort can still drop them).  It can then neither go on nor be
+ * undone: say so and stop the process.
+ */
+static __attribute__((noreturn, cold)) void irrevocable_out_of_memory(void)
+{
+	static const char msg[] =
+		"ltx: out of memory in an irrevocable transaction, which can "
+		"neither go on nor be undone: aborting\n";
+
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	abort();
+}
+
 void ltx_tx_doom(struct ltx_tx *tx, unsigned cause)
 {
 	assert(cause != 0 && tx != &ltx_boot_tx && tx != &ltx_refuse_tx);
+	if (ltx_unlikely(tx->cd.irrevocable) && (cause & TM_ABORT_NOMEM))
+		irrevocable_out_of_memory();
 	tx->cd.limit = 0;
 	tx->cause |= cause;
 	store_status(tx, LTX_DOOMED);

@@ -87,7 +87,8 @@ unsigned ltx_tx_status(const struct ltx_tx *tx);
 /*
  * ltx_tx_doom: fail the live transaction with cause (TM_ABORT_* bits).  Its
  * loads return 0 and its stores do nothing until VALIDATE/COMMIT end it.
- * Not for signal handlers.
+ * An irrevocable transaction must not fail: out of memory (TM_ABORT_NOMEM)
+ * it stops the process with a message instead.  Not for signal handlers.
  */
 void ltx_tx_doom(struct ltx_tx *tx, unsigned cause);
 
