@@ -6,10 +6,14 @@
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define NLINES 16
 #define BIG    5000 /* lines: far more than the logs' initial sizes */
@@ -294,6 +298,94 @@ START_TEST(test_read_log_oom_aborts_cleanly)
 	assert_big_free();
 }
 END_TEST
+
+/*
+ * An irrevocable transaction never fails, not even out of memory: it has
+ * done its I/O, and failing would report it undone (tm_commit false) or,
+ * in TM_ATOMIC, run the I/O again.  Its logs cannot grow: ltx stops the
+ * process with a message, after the one I/O.  Run in a child, which must
+ * die of SIGABRT having written its byte once (the old code committed
+ * false, or reran the block, writing it again, until killed).
+ */
+static int io_fd;
+
+static void irrevocable_big_writes(void)
+{
+	for (unsigned i = 0; i < BIG; i++)
+		tm_st(&big[i].w, 100000 + i);
+}
+
+static void irrevocable_io_then_oom(bool atomic)
+{
+	big_setup();
+	fail_after = 0;
+	failures = 0;
+	if (atomic) {
+		TM_ATOMIC {
+			fail_armed = 0; /* a rerun (old code) redoes it all */
+			ck_assert(tm_irrevocable());
+			ck_assert_int_eq(write(io_fd, "x", 1), 1);
+			fail_armed = 1;
+			irrevocable_big_writes();
+		}
+		_exit(4); /* committed: cannot be, its logs could not grow */
+	}
+	ck_assert(tm_irrevocable());
+	ck_assert_int_eq(write(io_fd, "x", 1), 1);
+	fail_armed = 1;
+	irrevocable_big_writes();
+	_exit(tm_commit() ? 4 : 3);
+}
+
+START_TEST(test_irrevocable_oom_stops_after_one_io)
+{
+	int out[2], err[2], status;
+	char buf[512];
+	ssize_t n, io = 0;
+	size_t elen = 0;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(out), 0);
+	ck_assert_int_eq(pipe(err), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(out[0]);
+		close(err[0]);
+		dup2(err[1], STDERR_FILENO);
+		io_fd = out[1];
+		irrevocable_io_then_oom(_i != 0);
+	}
+	close(out[1]);
+	close(err[1]);
+	/* The old code reran the block for ever: 5 s of it is enough. */
+	for (int ms = 0; ms < 5000; ms++) {
+		struct pollfd p = { .fd = out[0], .events = POLLIN };
+
+		if (poll(&p, 1, 1) != 1)
+			continue;
+		n = read(out[0], buf, sizeof(buf));
+		if (n <= 0)
+			break; /* the child is gone */
+		io += n;
+	}
+	kill(pid, SIGKILL); /* if it still runs */
+	while (elen < sizeof(buf) - 1 &&
+	       (n = read(err[0], buf + elen, sizeof(buf) - 1 - elen)) > 0)
+		elen += (size_t)n;
+	buf[elen] = '\0';
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(io == 1, "the transaction's I/O ran %zd times", io);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+		      "child status %#x (3: tm_commit false; 4: true; "
+		      "SIGKILL: the block reran)",
+		      status);
+	ck_assert_msg(strstr(buf, "out of memory in an irrevocable") != NULL,
+		      "stderr: %s", buf);
+	close(out[0]);
+	close(err[0]);
+}
+END_TEST
 #endif /* HAVE_FAILING_MALLOC */
 
 int main(void)
@@ -323,6 +415,9 @@ int main(void)
 	/* Fail the first, second or third growth of the log. */
 	tcase_add_loop_test(tc, test_write_log_oom_aborts_cleanly, 0, 3);
 	tcase_add_loop_test(tc, test_read_log_oom_aborts_cleanly, 0, 3);
+	/* 0: plain tm_irrevocable; 1: in TM_ATOMIC. */
+	tcase_add_loop_test(tc, test_irrevocable_oom_stops_after_one_io, 0, 2);
+	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 #endif
 	sr = srunner_create(s);
