@@ -4,8 +4,10 @@
 #include <string.h>
 
 #include "cd/cd.h"
+#include "cd/invisible.h"
 #include "cd/lines.h"
 #include "cd/orec.h"
+#include "cd/visible.h"
 #include "rt/config.h"
 #include "rt/hash.h"
 #include "rt/wait.h"
@@ -95,4 +97,28 @@ void ltx_cd_attach(struct ltx_cd *cd)
 	cd->orecs = ltx_orec_table;
 	cd->orec_mask = ltx_orec_mask;
 	cd->orec_mul = LTX_HASH_MUL;
+}
+
+void ltx_cd_fork_finish(struct ltx_cd *cd, int mode)
+{
+	if (mode == LTX_MODE_VISIBLE)
+		ltx_vis_fork_finish(cd);
+	else
+		ltx_inv_fork_finish(cd);
+}
+
+void ltx_cd_fork_free(struct ltx_cd *const *keep, unsigned nkeep)
+{
+	ltx_inv_fork_free(keep, nkeep);
+	ltx_vis_fork_free(keep, nkeep);
+}
+
+void ltx_cd_fork_forget(struct ltx_cd *cd)
+{
+	cd->rs_next = cd->rs_base;
+	cd->ws_next = cd->ws_base;
+	cd->limit = 0;
+	cd->irrevocable = 0;
+	cd->counted = 0;
+	ltx_lines_reset(cd);
 }

@@ -284,4 +284,26 @@ bool ltx_cd_init(struct ltx_cd *cd, struct ltx_stats *stats);
 /* ltx_cd_attach: point cd at the orec table (which exists by then). */
 void ltx_cd_attach(struct ltx_cd *cd);
 
+/*
+ * In the child of a fork, only the forking thread runs: the transactions
+ * of every other thread are gone mid-flight, and the lines they held must
+ * be free (DESIGN.md, Every way out of a transaction).  The transaction
+ * layer, which knows whose they were and how far they got, calls, from
+ * its pthread_atfork child handler (single-threaded; no lock taken, no
+ * allocation):
+ *  - ltx_cd_fork_finish(cd, mode) for each gone transaction past its
+ *    commit point (in mode, enum ltx_mode): write back what it had not
+ *    written yet (its lines may be half written), so that the commit it
+ *    had decided is whole;
+ *  - ltx_cd_fork_free(keep, nkeep), once: free every line (orec, owner
+ *    word, reader mark) held by a cd not in keep[] (the forking thread's),
+ *    in both modes' tables.  A freed orec gets a new version: data that a
+ *    finished commit wrote is newer than any snapshot taken before;
+ *  - ltx_cd_fork_forget(cd) for each gone cd: empty its logs without
+ *    touching shared memory, for whichever thread takes it next.
+ */
+void ltx_cd_fork_finish(struct ltx_cd *cd, int mode);
+void ltx_cd_fork_free(struct ltx_cd *const *keep, unsigned nkeep);
+void ltx_cd_fork_forget(struct ltx_cd *cd);
+
 #endif /* LTX_CD_CD_H */

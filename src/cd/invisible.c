@@ -600,6 +600,58 @@ static unsigned inv_line_state(struct ltx_cd *cd, const void *addr)
 	return LTX_LINE_STATE(TM_EMPTY, 'I');
 }
 
+/*
+ * Fork (cd.h): the gone transaction cd was past its commit point; write
+ * back its lines whose orec it still holds (it releases an orec only after
+ * writing every line on it back, so those released are whole).
+ */
+void ltx_inv_fork_finish(struct ltx_cd *cd)
+{
+	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++) {
+		const struct ltx_wentry *h =
+			w->orec != NULL ? w : cd->ws_base + w->head;
+
+		if (h->orec == NULL ||
+		    __atomic_load_n(h->orec, __ATOMIC_RELAXED) !=
+			    ltx_orec_lock_word(h))
+			continue;
+		ltx_wset_expand(w);
+		if (w->mask != 0)
+			ltx_wset_write_back(w, w->mask);
+	}
+}
+
+/* Whether the lock word v is one of a kept cd's. */
+static bool kept_lock(struct ltx_cd *const *keep, unsigned nkeep, uintptr_t v)
+{
+	for (unsigned i = 0; i < nkeep; i++)
+		if (owned_head(keep[i], v) != NULL)
+			return true;
+	return false;
+}
+
+/*
+ * Fork (cd.h): unlock every orec not held by a kept cd at a new version.
+ * The whole table is scanned, not the gone write sets: a thread may have
+ * been stopped between its lock and its log's update, or growing its log.
+ */
+void ltx_inv_fork_free(struct ltx_cd *const *keep, unsigned nkeep)
+{
+	uintptr_t *t = ltx_orec_table, ts;
+	size_t n;
+
+	if (t == NULL)
+		return;
+	ts = __atomic_add_fetch(&ltx_clock, 1, __ATOMIC_ACQ_REL);
+	n = ltx_orec_mask / sizeof(uintptr_t) + 1;
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t v = __atomic_load_n(&t[i], __ATOMIC_RELAXED);
+
+		if (ltx_orec_locked(v) && !kept_lock(keep, nkeep, v))
+			__atomic_store_n(&t[i], ts, __ATOMIC_RELEASE);
+	}
+}
+
 const struct ltx_cd_ops ltx_cd_invisible = {
 	.begin = inv_begin,
 	.load = inv_load,

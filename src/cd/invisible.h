@@ -182,6 +182,11 @@ bool ltx_inv_reads_valid(const struct ltx_cd *cd);
 /* The counted path's end of a commit (invisible.c). */
 void ltx_inv_counted_end(struct ltx_cd *cd);
 
+/* The invisible mode's halves of ltx_cd_fork_finish and
+ * ltx_cd_fork_free (cd.h). */
+void ltx_inv_fork_finish(struct ltx_cd *cd);
+void ltx_inv_fork_free(struct ltx_cd *const *keep, unsigned nkeep);
+
 #define LTX_INV_VALIDATE_CAUSE                                                \
 	(TM_ABORT_CONFLICT | TM_ABORT_RETRY | TM_ABORT_VALIDATE)
 

@@ -540,6 +540,76 @@ static unsigned vis_line_state(struct ltx_cd *cd, const void *addr)
 	return LTX_LINE_STATE(TM_NORMAL, 'S');
 }
 
+/*
+ * Fork (cd.h): the gone transaction cd was past its commit point: write
+ * back its dirty lines whose lock it still owns (it releases owner words
+ * only after its whole write-back).
+ */
+void ltx_vis_fork_finish(struct ltx_cd *cd)
+{
+	if (table == NULL)
+		return;
+	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++)
+		if (w->mask != 0 &&
+		    __atomic_load_n(&lock_of(w->line)->owner,
+				    __ATOMIC_RELAXED) == me(cd))
+			ltx_wset_write_back(w, w->mask);
+}
+
+/* Whether the owner word o, or the reader slot s, is a kept cd's. */
+static bool kept_owner(struct ltx_cd *const *keep, unsigned nkeep, uintptr_t o)
+{
+	for (unsigned i = 0; i < nkeep; i++)
+		if (me(keep[i]) == o)
+			return true;
+	return false;
+}
+
+static bool kept_slot(struct ltx_cd *const *keep, unsigned nkeep, unsigned s)
+{
+	for (unsigned i = 0; i < nkeep; i++)
+		if (keep[i]->slot == (int)s)
+			return true;
+	return false;
+}
+
+/*
+ * Fork (cd.h): clear every owner word and reader mark that is not a kept
+ * cd's, and count the unslotted readers again from the kept read sets.
+ * The whole table is scanned (a thread may have been stopped between its
+ * mark and its log's update); a word is stored only if it changes, so
+ * that the child does not copy every page of the table.
+ */
+void ltx_vis_fork_free(struct ltx_cd *const *keep, unsigned nkeep)
+{
+	size_t n;
+
+	if (table == NULL)
+		return;
+	n = table_mask / sizeof(struct ltx_bytelock) + 1;
+	for (size_t i = 0; i < n; i++) {
+		struct ltx_bytelock *lock = &table[i];
+		uintptr_t o = __atomic_load_n(&lock->owner, __ATOMIC_RELAXED);
+
+		if (o != 0 && !kept_owner(keep, nkeep, o))
+			__atomic_store_n(&lock->owner, 0, __ATOMIC_RELEASE);
+		for (unsigned s = 0; s < LTX_VIS_SLOTS; s++)
+			if (__atomic_load_n(&lock->reader[s], __ATOMIC_RELAXED) &&
+			    !kept_slot(keep, nkeep, s))
+				__atomic_store_n(&lock->reader[s], 0,
+						 __ATOMIC_RELEASE);
+		if (__atomic_load_n(&lock->unslotted, __ATOMIC_RELAXED) != 0)
+			__atomic_store_n(&lock->unslotted, 0, __ATOMIC_RELAXED);
+	}
+	for (unsigned i = 0; i < nkeep; i++)
+		if (!slotted(keep[i]))
+			for (const struct ltx_rentry *r = keep[i]->rs_base;
+			     r < keep[i]->rs_next; r++)
+				__atomic_fetch_add(
+					&((struct ltx_bytelock *)r->orec)->unslotted,
+					1, __ATOMIC_RELAXED);
+}
+
 const struct ltx_cd_ops ltx_cd_visible = {
 	.begin = vis_begin,
 	.load = vis_load,

@@ -29,4 +29,11 @@ struct ltx_bytelock {
 _Static_assert(sizeof(struct ltx_bytelock) == LTX_LINE_SIZE,
 	       "one bytelock per cache line");
 
+struct ltx_cd;
+
+/* The visible mode's halves of ltx_cd_fork_finish and ltx_cd_fork_free
+ * (cd.h). */
+void ltx_vis_fork_finish(struct ltx_cd *cd);
+void ltx_vis_fork_free(struct ltx_cd *const *keep, unsigned nkeep);
+
 #endif /* LTX_CD_VISIBLE_H */

@@ -258,13 +258,97 @@ static void thread_exit(void *arg)
 	__atomic_fetch_sub(&live_threads, 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * fork (DESIGN.md, Every way out of a transaction): the child runs only
+ * the forking thread.  Every other thread's transaction is gone with its
+ * thread: its lines must be free in the child, and every registry must
+ * hold the forking thread alone.  The registry lock is taken across the
+ * fork, so that the child gets the registry whole and the lock free.
+ * The child handler runs single-threaded, and takes no lock and allocates
+ * nothing:
+ *  - a transaction past its commit point finishes its write-back (the
+ *    commit was decided); every other one is aborted;
+ *  - every line held by another thread's descriptor is freed (in both
+ *    modes' tables), and those descriptors are idle, their logs and
+ *    actions forgotten (tm_free's grace periods then wait for none of
+ *    them), and back in the pool, unless they are handler twins;
+ *  - the live-thread count is the forking thread's, and the serial token,
+ *    if another thread held it, is free.
+ * The forking thread's own transaction, if any, goes on (on either of
+ * its descriptors: fork may be called from a signal handler).
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&registry_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&registry_lock);
+}
+
+static bool fork_kept(const struct ltx_tx *d, const struct ltx_tx *me)
+{
+	return me != NULL && (d == me || d == me->handler_tx);
+}
+
+static void fork_child(void)
+{
+	struct ltx_tx *me = pthread_getspecific(exit_key);
+	struct ltx_cd *keep[2];
+	unsigned nkeep = 0;
+	bool busy = false;
+	uintptr_t token = __atomic_load_n(&ltx_serial_token, __ATOMIC_RELAXED);
+	struct ltx_tx *token_holder =
+		(struct ltx_tx *)(token & ~LTX_SERIAL_EXCL);
+
+	if (me != NULL) {
+		keep[nkeep++] = &me->cd;
+		if (me->handler_tx != NULL)
+			keep[nkeep++] = &me->handler_tx->cd;
+	}
+	for (struct ltx_tx *d = registry; d != NULL; d = d->next_all) {
+		int st = load_status(d);
+
+		if (fork_kept(d, me) || ltx_status_idle(st))
+			continue;
+		busy = true;
+		if (st == LTX_COMMITTING)
+			ltx_cd_fork_finish(&d->cd, d->mode);
+	}
+	if (busy)
+		ltx_cd_fork_free(keep, nkeep);
+	for (struct ltx_tx *d = registry; d != NULL; d = d->next_all) {
+		if (fork_kept(d, me))
+			continue;
+		ltx_cd_fork_forget(&d->cd);
+		d->cause = 0;
+		d->nactions = 0;
+		d->slow &= ~(LTX_SLOW_ACTIONS | LTX_SLOW_SERIAL);
+		d->checkpoint = NULL;
+		d->atomic_depth = 0;
+		/* A statistics update cut short: readers must not wait. */
+		if (d->stats_gen & 1)
+			d->stats_gen++;
+		ltx_mem_fork_child(d);
+		store_status(d, LTX_IDLE_SLOW);
+		if (d->parent == NULL)
+			d->in_use = 0; /* a twin stays its thread's */
+	}
+	if (token_holder != NULL && !fork_kept(token_holder, me))
+		__atomic_store_n(&ltx_serial_token, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&live_threads, me != NULL ? 1 : 0, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&registry_lock);
+}
+
 static void global_init(void)
 {
 	unsigned bits = ltx_config.orec_bits;
 
 	settings_changed();
 	ltx_cd_holder = holder;
-	if (pthread_key_create(&exit_key, thread_exit) != 0) {
+	if (pthread_key_create(&exit_key, thread_exit) != 0 ||
+	    pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
 		init_error = ENOMEM;
 		return;
 	}
