@@ -404,8 +404,14 @@ struct ltx_tx *ltx_tx_self(void)
 			break;
 	if (tx == NULL)
 		tx = new_descriptor();
-	if (tx != NULL)
+	if (tx != NULL) {
 		tx->in_use = 1;
+		/* A new thread: the front ends' state for the last one (its
+		 * stack, say) is stale (desc.h, takes). */
+		tx->takes++;
+		if (tx->handler_tx != NULL)
+			tx->handler_tx->takes++;
+	}
 	/* Its twin for signal handlers, made now: handlers cannot malloc. */
 	if (tx != NULL && tx->handler_tx == NULL) {
 		struct ltx_tx *h = new_descriptor();
