@@ -62,6 +62,14 @@ void ltx_cd_take_wait(void)
 		ltx_wait_step(&spins);
 }
 
+int ltx_cd_take_slot(void)
+{
+	static int next_slot;
+
+	/* Relaxed: a unique number is all that is asked. */
+	return __atomic_fetch_add(&next_slot, 1, __ATOMIC_RELAXED);
+}
+
 const struct ltx_cd_ops *ltx_cd_ops_of(int mode)
 {
 	return mode == LTX_MODE_VISIBLE ? &ltx_cd_visible : &ltx_cd_invisible;

@@ -120,7 +120,9 @@ struct ltx_cd {
 	 * (make_irrevocable) */
 	int irrevocable;
 	int no_alloc; /* tx: a signal handler's: never allocate */
-	int slot;     /* tx: small thread id (visible mode's reader byte) */
+	int slot;     /* tx: small thread id (visible mode's reader byte,
+		       * LTX_VIS_SLOTS of them), from ltx_cd_take_slot;
+		       * -1: none yet, the visible mode's begin takes one */
 	uint32_t id;  /* tx: names the descriptor for good (never reused):
 		       * the holder of a line (write-set entries, the
 		       * visible mode's owner words) */
@@ -280,6 +282,13 @@ const struct ltx_cd_ops *ltx_cd_ops_of(int mode);
  * Returns false when out of memory (nothing is left allocated).
  */
 bool ltx_cd_init(struct ltx_cd *cd, struct ltx_stats *stats);
+
+/*
+ * ltx_cd_take_slot: a new reader slot (cd->slot), never given before.
+ * Lock-free and async-signal-safe: a handler's descriptor takes its own
+ * when a handler first runs a visible-mode transaction.
+ */
+int ltx_cd_take_slot(void);
 
 /* ltx_cd_attach: point cd at the orec table (which exists by then). */
 void ltx_cd_attach(struct ltx_cd *cd);

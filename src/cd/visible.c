@@ -402,6 +402,12 @@ static void vis_begin(struct ltx_cd *cd)
 {
 	if (ltx_unlikely(__atomic_load_n(&table, __ATOMIC_ACQUIRE) == NULL))
 		pthread_once(&table_once, table_init);
+	/* A handler's descriptor: its slot on its first transaction here
+	 * (relaxed store: an irrevocable transaction elsewhere may look up
+	 * holders by slot, cd.h). */
+	if (ltx_unlikely(cd->slot < 0))
+		__atomic_store_n(&cd->slot, ltx_cd_take_slot(),
+				 __ATOMIC_RELAXED);
 	cd->limit = 0; /* no fast path: every operation comes here */
 	cd->counted = 0;
 }

@@ -57,7 +57,6 @@ static struct ltx_tx *registry;
 /* Threads that hold a descriptor of their own (handler twins are not
  * counted): read without the lock by ltx_tx_other_threads. */
 static unsigned live_threads;
-static int next_slot;
 static uint32_t next_id;
 static pthread_key_t exit_key;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -377,7 +376,6 @@ static struct ltx_tx *new_descriptor(void)
 		free(tx);
 		return NULL;
 	}
-	tx->cd.slot = next_slot++;
 	tx->next_all = registry;
 	/* Pairs with the acquire load in ltx_tx_registry. */
 	__atomic_store_n(&registry, tx, __ATOMIC_RELEASE);
@@ -402,8 +400,11 @@ struct ltx_tx *ltx_tx_self(void)
 	for (tx = registry; tx != NULL; tx = tx->next_all)
 		if (!tx->in_use)
 			break;
-	if (tx == NULL)
+	if (tx == NULL) {
 		tx = new_descriptor();
+		if (tx != NULL)
+			tx->cd.slot = ltx_cd_take_slot();
+	}
 	if (tx != NULL) {
 		tx->in_use = 1;
 		/* A new thread: the front ends' state for the last one (its
@@ -420,6 +421,10 @@ struct ltx_tx *ltx_tx_self(void)
 			h->in_use = 1; /* for good: never a thread's own */
 			h->parent = tx;
 			h->cd.no_alloc = 1;
+			/* A reader slot only if a handler ever runs a
+			 * visible-mode transaction (cd.h, slot): most never
+			 * do, and slots with a reader byte are few. */
+			h->cd.slot = -1;
 			ltx_cd_attach(&h->cd);
 			h->mode = ltx_config.mode;
 			store_status(h, idle_status());
