@@ -123,6 +123,18 @@ static void eh_take_lines(struct ltx_itm_thread *t, uintptr_t lo, size_t size)
 	}
 }
 
+/*
+ * What an exception's constructor allocates in the transaction (the
+ * message of a std::logic_error, which libstdc++'s transactional
+ * constructor makes with transactional new) is the transaction's until
+ * the throw: freed by its rollback (an abort action), as the object
+ * itself, unthrown, is freed without its destructor (__cxa_tm_cleanup).
+ * From the throw on, the thrown object owns it, and its destructor frees
+ * it: when a catch in the transaction ends, or when the rollback deletes
+ * the exception in flight (_Unwind_DeleteException runs the destructor).
+ * So the throw drops the abort actions registered since the object's
+ * allocation (ltx_tx_actions_keep); else the memory would be freed twice.
+ */
 void ltx_itm_eh_rollback(struct ltx_itm_thread *t)
 {
 	if (t->cxa_unthrown != NULL || t->cxa_catch_count != 0) {
@@ -154,7 +166,9 @@ void *_ITM_cxa_allocate_exception(size_t size)
 			       t->eh_objs_len + 1, 4))
 		ltx_itm_fatal("no memory to record an exception object");
 	t->eh_objs[t->eh_objs_len++] = (struct ltx_itm_eh_obj){
-		.lo = (uintptr_t)e, .size = size ? size : 1
+		.lo = (uintptr_t)e,
+		.size = size ? size : 1,
+		.actions = ltx_tx_actions_mark(ltx_self),
 	};
 	if (t->mode == ITM_INSTR)
 		eh_take_lines(t, (uintptr_t)e, size ? size : 1);
@@ -187,8 +201,12 @@ void _ITM_cxa_throw(void *obj, void *tinfo, void (*dest)(void *))
 	t->cxa_unthrown = NULL;
 	eh_sync(t);
 	o = eh_find(t, (uintptr_t)obj);
-	if (o != NULL)
+	if (o != NULL) {
 		o->thrown = true;
+		/* It owns what was allocated to build it (see above). */
+		if (o->actions <= ltx_tx_actions_mark(ltx_self))
+			ltx_tx_actions_keep(ltx_self, o->actions);
+	}
 	__cxa_throw(obj, tinfo, dest);
 }
 

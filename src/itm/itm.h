@@ -66,6 +66,7 @@ struct ltx_itm_nest {
 struct ltx_itm_eh_obj {
 	uintptr_t lo;	   /* the object, as __cxa_allocate_exception gave it */
 	size_t size;	   /* 0: freed */
+	size_t actions;	   /* ltx_tx_actions_mark() at its allocation */
 	unsigned catches;  /* catches of it open in the transaction */
 	bool thrown;
 };

@@ -696,6 +696,18 @@ void ltx_tx_actions_unwind(struct ltx_tx *tx, size_t mark)
 			tx->actions[i].fn(tx->actions[i].arg);
 }
 
+void ltx_tx_actions_keep(struct ltx_tx *tx, size_t mark)
+{
+	size_t kept = mark;
+
+	for (size_t i = mark; i < tx->nactions; i++)
+		if (tx->actions[i].on_commit)
+			tx->actions[kept++] = tx->actions[i];
+	tx->nactions = kept;
+	if (kept == 0)
+		tx->slow &= ~LTX_SLOW_ACTIONS;
+}
+
 /*
  * An irrevocable transaction must not fail: it has run for real, I/O
  * included, and TM_ATOMIC would run it (and the I/O) again.  The one way
