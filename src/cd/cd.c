@@ -117,6 +117,10 @@ void ltx_cd_fork_finish(struct ltx_cd *cd, int mode)
 
 void ltx_cd_fork_free(struct ltx_cd *const *keep, unsigned nkeep)
 {
+	/* A gone irrevocable transaction may have been taking a line: its
+	 * mark would make every abort in the child wait for ever.  (The
+	 * forking thread is not in a take section: it never forks there.) */
+	__atomic_store_n(&taking, 0, __ATOMIC_RELAXED);
 	ltx_inv_fork_free(keep, nkeep);
 	ltx_vis_fork_free(keep, nkeep);
 }

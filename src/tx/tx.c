@@ -363,7 +363,10 @@ static void global_init(void)
 	ltx_config.orec_bits = bits;
 }
 
-static struct ltx_tx *new_descriptor(void)
+/* A new descriptor, in the registry; a thread's own gets a reader slot at
+ * once, a handler twin only if a handler ever runs a visible-mode
+ * transaction (cd.h, slot): most never do, and reader bytes are few. */
+static struct ltx_tx *new_descriptor(bool twin)
 {
 	struct ltx_tx *tx;
 
@@ -371,6 +374,9 @@ static struct ltx_tx *new_descriptor(void)
 		return NULL;
 	memset(tx, 0, sizeof(*tx));
 	tx->cd.id = next_id++;
+	/* Before the registry push: an irrevocable transaction may look up
+	 * holders by slot from then on. */
+	tx->cd.slot = twin ? -1 : ltx_cd_take_slot();
 	/* The logs and the directory now, for handler descriptors too. */
 	if (!ltx_cd_init(&tx->cd, &tx->stats)) {
 		free(tx);
@@ -400,11 +406,8 @@ struct ltx_tx *ltx_tx_self(void)
 	for (tx = registry; tx != NULL; tx = tx->next_all)
 		if (!tx->in_use)
 			break;
-	if (tx == NULL) {
-		tx = new_descriptor();
-		if (tx != NULL)
-			tx->cd.slot = ltx_cd_take_slot();
-	}
+	if (tx == NULL)
+		tx = new_descriptor(false);
 	if (tx != NULL) {
 		tx->in_use = 1;
 		/* A new thread: the front ends' state for the last one (its
@@ -415,16 +418,12 @@ struct ltx_tx *ltx_tx_self(void)
 	}
 	/* Its twin for signal handlers, made now: handlers cannot malloc. */
 	if (tx != NULL && tx->handler_tx == NULL) {
-		struct ltx_tx *h = new_descriptor();
+		struct ltx_tx *h = new_descriptor(true);
 
 		if (h != NULL) {
 			h->in_use = 1; /* for good: never a thread's own */
 			h->parent = tx;
 			h->cd.no_alloc = 1;
-			/* A reader slot only if a handler ever runs a
-			 * visible-mode transaction (cd.h, slot): most never
-			 * do, and slots with a reader byte are few. */
-			h->cd.slot = -1;
 			ltx_cd_attach(&h->cd);
 			h->mode = ltx_config.mode;
 			store_status(h, idle_status());
