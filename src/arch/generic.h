@@ -41,4 +41,14 @@ ltx_load_word(const uint64_t *p)
 }
 #endif
 
+#ifndef LTX_ARCH_HAS_JMPBUF_SP
+/* Unknown jmp_buf layout: rt/jump.c's self-check then turns the jump
+ * hook off. */
+static inline uintptr_t ltx_jmpbuf_sp(const void *env)
+{
+	(void)env;
+	return 0;
+}
+#endif
+
 #endif /* LTX_ARCH_GENERIC_H */

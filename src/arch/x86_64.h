@@ -60,4 +60,21 @@ ltx_load_word(const uint64_t *p)
 }
 #endif
 
+/*
+ * ltx_jmpbuf_sp: the stack pointer a glibc x86-64 jmp_buf restores.  glibc
+ * keeps it in word 6 of the buffer, mangled (PTR_MANGLE: xor with the
+ * thread's pointer guard at %fs:0x30, then rotate left by 17); this
+ * undoes that.  rt/jump.c checks on a buffer of its own that it reads
+ * true before relying on it.
+ */
+#define LTX_ARCH_HAS_JMPBUF_SP 1
+static inline uintptr_t ltx_jmpbuf_sp(const void *env)
+{
+	uintptr_t v = ((const uintptr_t *)env)[6], guard;
+
+	__asm__("movq %%fs:0x30, %0" : "=r"(guard));
+	v = (v >> 17) | (v << (64 - 17));
+	return v ^ guard;
+}
+
 #endif /* LTX_ARCH_X86_64_H */

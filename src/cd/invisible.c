@@ -154,16 +154,18 @@ static bool extend(struct ltx_cd *cd)
 
 /*
  * Double the write set.  Locked orecs point at their head entries, so they
- * are repointed at the new copies; they stay locked by us throughout, and
- * other threads only test the lock bit (and whether the entry lies in
- * their own write set), so relaxed stores suffice.  Synchronization: the
- * old set is freed only after every orec points into the new one.  Until
- * then no allocation, another thread's new write set included, can be
- * placed on it, so no thread can find one of our lock words pointing into
- * its own write set and take our line for its own (owned_head).  An
- * irrevocable transaction that read one of the old lock words may still
- * be reading the entry's owner: the fence, then ltx_cd_take_wait, wait
- * for it (the Dekker pair of cd.h, with the repointing stores as ours).
+ * are repointed at the new copies; they stay locked by us throughout
+ * (unless an irrevocable transaction takes one, which the CAS leaves
+ * alone), and other threads only test the lock bit (and whether the entry
+ * lies in their own write set), so relaxed CASes suffice.
+ * Synchronization: the old set is freed only after every orec points into
+ * the new one.  Until then no allocation, another thread's new write set
+ * included, can be placed on it, so no thread can find one of our lock
+ * words pointing into its own write set and take our line for its own
+ * (owned_head).  An irrevocable transaction that read one of the old lock
+ * words may still be reading the entry's owner: the fence, then
+ * ltx_cd_take_wait, wait for it (the Dekker pair of cd.h, with the
+ * repointing CASes as our stores).
  */
 static bool grow_writes(struct ltx_cd *cd)
 {
@@ -173,12 +175,21 @@ static bool grow_writes(struct ltx_cd *cd)
 	if (!ltx_wset_grow(cd, &old))
 		return false;
 	for (p = cd->ws_base; p < cd->ws_next; p++)
-		if (p->orec != NULL)
-			__atomic_store_n(p->orec, ltx_orec_lock_word(p),
-					 __ATOMIC_RELAXED);
+		if (p->orec != NULL) {
+			/* A CAS from the old lock word: an irrevocable
+			 * transaction may have doomed us and taken the orec
+			 * (see the top); its lock must stay. */
+			uintptr_t was = ltx_orec_lock_word(
+				(struct ltx_wentry *)old + (p - cd->ws_base));
+
+			(void)__atomic_compare_exchange_n(
+				p->orec, &was, ltx_orec_lock_word(p), false,
+				__ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		}
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	ltx_cd_take_wait();
 	free(old);
+	ltx_wset_grow_done(cd);
 	return true;
 }
 
@@ -221,6 +232,9 @@ static struct ltx_wentry *lock_orec(struct ltx_cd *cd, uintptr_t *orec,
 		return NULL;
 	}
 	w = cd->ws_next;
+	/* Filled first, as in ltx_inv_lock (release_held). */
+	w->orec = orec;
+	w->old_version = v;
 	/* Acquire and release: as in ltx_inv_lock. */
 	if (!__atomic_compare_exchange_n(orec, &v,
 					 ltx_orec_lock_word(w), false,
@@ -228,8 +242,6 @@ static struct ltx_wentry *lock_orec(struct ltx_cd *cd, uintptr_t *orec,
 		return NULL;
 	cd->ws_next = w + 1;
 	w->line = line;
-	w->orec = orec;
-	w->old_version = v;
 	w->link = 0;
 	w->mask = 0;
 	return w;
@@ -487,35 +499,66 @@ static void inv_publish(struct ltx_cd *cd, uintptr_t ts)
 }
 
 /*
+ * Unlock the orec of entry w at version v, if w still holds it:
+ * release_held may have let go of it already, and an irrevocable
+ * transaction may have taken it (see the top).  A CAS from our lock word,
+ * release at least: our loads of the line are over.
+ */
+static void unlock_entry(const struct ltx_wentry *w, uintptr_t v)
+{
+	uintptr_t mine = ltx_orec_lock_word(w);
+
+	if (w->orec != NULL)
+		(void)__atomic_compare_exchange_n(w->orec, &mine, v, false,
+						  __ATOMIC_SEQ_CST,
+						  __ATOMIC_RELAXED);
+}
+
+/*
  * Abort: unlock every held orec at its old version (data never changed),
- * unless an irrevocable transaction took it meanwhile (the orec no longer
- * holds our lock word: see the top).  A CAS, release at least: our loads
- * of the line are over.
+ * or, for one taken from a doomed holder, at a fresh one (see the top);
+ * empty the logs.
  */
 static void inv_release(struct ltx_cd *cd)
 {
 	uintptr_t fresh = 0;
 
 	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++)
-		if (w->orec != NULL) {
-			uintptr_t mine = ltx_orec_lock_word(w);
-			uintptr_t v = w->old_version;
-
-			if (ltx_unlikely(w->flags & LTX_WENTRY_TAKEN)) {
-				/* Taken from a doomed holder: see the top. */
-				if (fresh == 0)
-					fresh = __atomic_add_fetch(
-						&ltx_clock, 1,
-						__ATOMIC_ACQ_REL);
-				v = fresh;
-			}
-			(void)__atomic_compare_exchange_n(
-				w->orec, &mine, v, false, __ATOMIC_SEQ_CST,
-				__ATOMIC_RELAXED);
+		if (ltx_unlikely(w->flags & LTX_WENTRY_TAKEN) &&
+		    w->orec != NULL) {
+			if (fresh == 0)
+				fresh = __atomic_add_fetch(&ltx_clock, 1,
+							   __ATOMIC_ACQ_REL);
+			unlock_entry(w, fresh);
+		} else {
+			unlock_entry(w, w->old_version);
 		}
 	if (cd->counted)
 		ltx_lines_reset(cd);
 	ltx_inv_reset(cd);
+}
+
+/*
+ * From a signal handler (cd.h): unlock the entries held, and the next one
+ * if an interrupted lock has just taken its orec (the lock paths fill the
+ * entry's orec and old version before their CAS, so a lock word naming
+ * the entry means the CAS succeeded).  The logs stay as they are.
+ */
+static void inv_release_held(struct ltx_cd *cd)
+{
+	struct ltx_wentry *w, *next = cd->ws_next;
+
+	if (__atomic_load_n(&cd->resizing, __ATOMIC_RELAXED))
+		return;
+	/* Doomed, so not irrevocable: no entry was taken from a holder. */
+	for (w = cd->ws_base; w < next; w++)
+		unlock_entry(w, w->old_version);
+	/* The next entry may never have been used: its orec is trusted
+	 * only if it points into the table. */
+	if (next < cd->ws_end &&
+	    (uintptr_t)next->orec - (uintptr_t)cd->orecs <= cd->orec_mask &&
+	    ((uintptr_t)next->orec & (sizeof(uintptr_t) - 1)) == 0)
+		unlock_entry(next, next->old_version);
 }
 
 /*
@@ -660,6 +703,7 @@ const struct ltx_cd_ops ltx_cd_invisible = {
 	.prepare = inv_prepare,
 	.publish = inv_publish,
 	.release = inv_release,
+	.release_held = inv_release_held,
 	.valid_now = inv_valid_now,
 	.make_irrevocable = inv_make_irrevocable,
 	.line_state = inv_line_state,
