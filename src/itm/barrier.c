@@ -16,8 +16,9 @@
  * path of the tm_* API; any other (long double, complex, vectors,
  * misaligned, straddling two lines) goes word by word through the same
  * operations, so each byte is read or written exactly as asked.  Stores to
- * this thread's own stack are direct (stack_store says why); loads of it
- * through ltx read memory, so they see them.
+ * this thread's own stack are direct (stack_store says why), and so are
+ * stores to an exception object the transaction is building or handling
+ * (eh.c); loads of either through ltx read memory, so they see them.
  *
  * In the serial modes the transaction runs alone: memory is accessed
  * directly, and stores are undo-logged while the transaction can still
@@ -90,11 +91,24 @@ stack_store(struct ltx_itm_thread *t, void *dst, const void *src, size_t n)
 	memmove(dst, src, n);
 }
 
+/* Whether a store goes straight to an exception object the transaction
+ * is building or handling (eh.c says why). */
+static inline bool eh_private(struct ltx_itm_thread *t, const void *dst,
+			      size_t n)
+{
+	return ltx_unlikely(t->eh_objs_len != 0) &&
+	       ltx_itm_eh_private(t, dst, n);
+}
+
 static __attribute__((noinline)) void
 store_bytes(struct ltx_itm_thread *t, void *dst, const void *src, size_t n)
 {
 	if (on_stack(dst, n)) {
 		stack_store(t, dst, src, n);
+		return;
+	}
+	if (eh_private(t, dst, n)) {
+		memmove(dst, src, n);
 		return;
 	}
 	ltx_access_store_bytes(dst, src, n);
@@ -147,7 +161,8 @@ write_slow(void *dst, const void *src, size_t size)
 		serial_store(t, dst, src, size);
 		return;
 	}
-	if (size <= 8 && (p & (size - 1)) == 0 && !on_stack(dst, size)) {
+	if (size <= 8 && (p & (size - 1)) == 0 && !on_stack(dst, size) &&
+	    !eh_private(t, dst, size)) {
 		uint64_t x = 0;
 
 		memcpy(&x, src, size);
