@@ -2,14 +2,19 @@
 /* Statistics: tm_stats_get counts, and the segment reader on bad input. */
 #include <ltx/tm.h>
 #include <check.h>
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include "cd/conflict.h"
+#include "rt/peek.h"
 #include "rt/statseg.h"
 #include "tx/stats.h"
 
@@ -341,6 +346,49 @@ START_TEST(test_stats_conflicts_classified_visible)
 }
 END_TEST
 
+/* The copy the statistics read other threads' write sets with: memory
+ * that is gone (unmapped, or never readable) makes it return false, and
+ * neither kills the process nor reaches the program's own SIGSEGV
+ * handler. */
+static void must_not_run(int sig)
+{
+	(void)sig;
+	abort();
+}
+
+START_TEST(test_peek_returns_false_on_memory_that_is_gone)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char buf[256];
+	struct sigaction sa = { .sa_handler = must_not_run };
+
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	ck_assert_int_eq(sigaction(SIGSEGV, &sa, NULL), 0);
+	memset(p, 0x5a, (size_t)page * 2);
+	ck_assert(ltx_peek(buf, p + page - 100, sizeof(buf)));
+	ck_assert_int_eq(buf[0], 0x5a);
+	ck_assert_int_eq(buf[255], 0x5a);
+	/* The second page gone: a copy across into it, and one inside. */
+	ck_assert_int_eq(munmap(p + page, (size_t)page), 0);
+	errno = 1234;
+	ck_assert(!ltx_peek(buf, p + page - 100, sizeof(buf)));
+	ck_assert(!ltx_peek(buf, p + page, 8));
+	ck_assert_int_eq(errno, 1234);
+	ck_assert_int_eq(mprotect(p, (size_t)page, PROT_NONE), 0);
+	ck_assert(!ltx_peek(buf, p, 8));
+	ck_assert(!ltx_peek(buf, NULL, 8));
+	/* And it still works, many times (the signal mask came back). */
+	ck_assert_int_eq(mprotect(p, (size_t)page, PROT_READ), 0);
+	for (int i = 0; i < 1000; i++) {
+		ck_assert(ltx_peek(buf, p, 8));
+		ck_assert(!ltx_peek(buf, p + page, 8));
+	}
+	munmap(p, (size_t)page);
+}
+END_TEST
+
 START_TEST(test_stats_get_rejects_small_size)
 {
 	struct tm_stats s = { .size = 1 };
@@ -661,6 +709,7 @@ int main(void)
 
 	tcase_add_test(tc, test_stats_count_commits_and_explicit_aborts);
 	tcase_add_test(tc, test_stats_get_rejects_small_size);
+	tcase_add_test(tc, test_peek_returns_false_on_memory_that_is_gone);
 	tcase_add_test(tc, test_stats_conflicts_classified_invisible);
 	tcase_add_test(tc, test_stats_conflicts_classified_visible);
 	tcase_add_test(tc, test_stats_aliasing_classified_invisible);

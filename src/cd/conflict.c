@@ -1,93 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Conflicts classified: true sharing, false sharing, aliasing, unknown. */
-#define _GNU_SOURCE /* process_vm_readv */
-#include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "cd/conflict.h"
 #include "cd/orec.h"
 #include "rt/config.h"
 #include "rt/hash.h"
-
-/* cd/conflict.h says why nothing of another thread is read directly. */
-
-/* This process, for process_vm_readv (0: not known yet, or a fork child's
- * first use); /proc/self/mem where that call is not allowed (a seccomp
- * filter) or not there. */
-static pid_t self_pid;
-static int mem_fd = -1;
-static int use_mem; /* process_vm_readv refused: /proc/self/mem */
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
-
-/* A child of fork is another process: its own pid, its own memory file
- * (a descriptor of /proc/self/mem stays its opener's memory). */
-static void at_fork_child(void)
-{
-	self_pid = 0;
-	if (mem_fd >= 0)
-		close(mem_fd);
-	mem_fd = -1;
-}
-
-static void hook_fork(void)
-{
-	pthread_atfork(NULL, NULL, at_fork_child);
-}
-
-static bool peek_mem(void *dst, const void *src, size_t n)
-{
-	int fd = __atomic_load_n(&mem_fd, __ATOMIC_RELAXED);
-
-	if (fd < 0) {
-		int expect = -1;
-
-		fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return false;
-		/* Another thread may have opened it first: keep one. */
-		if (!__atomic_compare_exchange_n(&mem_fd, &expect, fd, false,
-						 __ATOMIC_RELAXED,
-						 __ATOMIC_RELAXED)) {
-			close(fd);
-			fd = expect;
-		}
-	}
-	return pread(fd, dst, n, (off_t)(uintptr_t)src) == (ssize_t)n;
-}
-
-/*
- * Copy n bytes at src, which may be freed, unmapped or changing, into dst:
- * false if they cannot be read.  Never faults; errno is left as it was.
- */
-static bool peek(void *dst, const void *src, size_t n)
-{
-	int saved = errno;
-	pid_t pid = __atomic_load_n(&self_pid, __ATOMIC_RELAXED);
-	bool ok = false;
-
-	if (pid == 0) {
-		pthread_once(&fork_once, hook_fork);
-		pid = getpid();
-		__atomic_store_n(&self_pid, pid, __ATOMIC_RELAXED);
-	}
-	if (!__atomic_load_n(&use_mem, __ATOMIC_RELAXED)) {
-		struct iovec to = { dst, n }, from = { (void *)src, n };
-		ssize_t got = process_vm_readv(pid, &to, 1, &from, 1, 0);
-
-		ok = got == (ssize_t)n;
-		if (got < 0 && (errno == ENOSYS || errno == EPERM))
-			__atomic_store_n(&use_mem, 1, __ATOMIC_RELAXED);
-	}
-	if (!ok && __atomic_load_n(&use_mem, __ATOMIC_RELAXED))
-		ok = peek_mem(dst, src, n);
-	errno = saved;
-	return ok;
-}
+#include "rt/peek.h"
 
 /* The bits of the line hash that both tables index with, from the lowest
  * (cd/orec.h: ltx_orec_at; cd/visible.c: lock_of). */
@@ -168,7 +88,7 @@ static void look_entry(struct ltx_conflict *k, bool same_only)
 {
 	struct ltx_wentry e;
 
-	if (!peek(&e, ltx_orec_entry(k->note.holder), sizeof(e)))
+	if (!ltx_peek(&e, ltx_orec_entry(k->note.holder), sizeof(e)))
 		return;
 	if (e.line == k->line) {
 		same_line(k, dirty_of(&e));
@@ -205,7 +125,7 @@ static void look_owner(struct ltx_conflict *k, bool same_only)
 	bool found = false;
 	size_t n;
 
-	if (k->owner == NULL || !peek(p, &k->owner->ws_next, sizeof(p)) ||
+	if (k->owner == NULL || !ltx_peek(p, &k->owner->ws_next, sizeof(p)) ||
 	    p[0] < p[2] || p[1] < p[0])
 		return;
 	/* The owner may have let go already (committed): its last entries
@@ -220,7 +140,7 @@ static void look_owner(struct ltx_conflict *k, bool same_only)
 	for (size_t at = 0; at < n; at += OWNER_CHUNK) {
 		size_t m = n - at < OWNER_CHUNK ? n - at : OWNER_CHUNK;
 
-		if (!peek(e, p[2] + at, m * sizeof(e[0])))
+		if (!ltx_peek(e, p[2] + at, m * sizeof(e[0])))
 			return;
 		for (size_t i = 0; i < m; i++) {
 			if (e[i].line == k->line) {

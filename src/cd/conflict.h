@@ -24,13 +24,12 @@
  * Synchronization: none.  The holder's write-set entry lies in another
  * thread's write set, which that thread may be changing, or freeing (a
  * write set that grows is freed once the orecs point at its copy: see
- * grow_writes in cd/invisible.c; the visible mode frees at once) while it
- * is read.  So it is never read directly: it is copied by the kernel
- * (process_vm_readv on this process, else /proc/self/mem), which fails on
- * memory that is gone instead of faulting, and a copy that is torn or
- * stale only makes one statistic wrong.  Every conclusion is checked
- * against what must hold of a current entry (its line, its record), and
- * what does not fit is unknown.
+ * grow_writes in cd/invisible.c; the visible mode frees at once), its
+ * pages unmapped, while it is read.  So it is read only with ltx_peek
+ * (rt/peek.h), a copy that returns false instead of faulting, and a copy
+ * that is torn or stale only makes one statistic wrong.  Every conclusion
+ * is checked against what must hold of a current entry (its line, its
+ * record), and what does not fit is unknown.
  */
 
 /* What held the line (struct ltx_cd_conflict.held). */
@@ -74,7 +73,7 @@ struct ltx_conflict {
  * owner is the cd whose slot + 1 is the owner word of a LTX_CD_HELD_SLOT
  * note (the transaction layer finds it: cd knows no registry), else NULL.
  * A conflict with no note, or whose holder cannot be read, is UNKNOWN.
- * Abort path only (a system call or two).
+ * Abort path only.
  */
 void ltx_cd_conflict_classify(struct ltx_conflict *k,
 			      const struct ltx_cd_conflict *note,
