@@ -180,7 +180,8 @@ static unsigned one_conflict(tm_word_t *theirs, tm_word_t *mine,
 			     bool store_first, bool store_later,
 			     bool abort_first)
 {
-	static struct ltx_stats_line la[LTX_STATSEG_LINES], lb[LTX_STATSEG_LINES];
+	static struct ltx_stats_line la[LTX_STATSEG_LINES];
+	static struct ltx_stats_line lb[LTX_STATSEG_LINES];
 	struct ltx_stats_tables ta = { .lines = la, .max_lines = 32 };
 	struct ltx_stats_tables tb = { .lines = lb, .max_lines = 32 };
 	struct holder h = { .word = theirs, .store_first = store_first,

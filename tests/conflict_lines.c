@@ -67,7 +67,8 @@ static int pick_aliasing(unsigned bits)
 		for (int j = i + 1; j < LINES; j++) {
 			unsigned sep;
 
-			if (orec_index(many[i], bits) != orec_index(many[j], bits))
+			if (orec_index(many[i], bits) !=
+			    orec_index(many[j], bits))
 				continue;
 			for (sep = bits + 1; sep <= LTX_OREC_BITS_MAX; sep++)
 				if (orec_index(many[i], sep) !=
@@ -104,7 +105,8 @@ int main(int argc, char **argv)
 		word[1] = &one_line[1];
 	} else if (strcmp(argv[1], "alias") == 0) {
 		if (pick_aliasing(bits) != 0) {
-			fprintf(stderr, "no two lines share an orec at %u bits\n",
+			fprintf(stderr,
+				"no two lines share an orec at %u bits\n",
 				bits);
 			return 2;
 		}

@@ -913,18 +913,22 @@ static void json_lines(FILE *out, const struct ltx_statseg_view *v,
 				l->count[k]);
 		fprintf(out, ",\"parts\":[");
 		for (unsigned p = 0; p < n; p++) {
-			fprintf(out, "%s{\"bytes\":\"%s\",\"mask\":\"0x%016" PRIx64
+			fprintf(out,
+				"%s{\"bytes\":\"%s\",\"mask\":\"0x%016" PRIx64
 				"\",\"what\":",
-				p ? "," : "", byte_ranges(part[p], b, sizeof(b)),
-				part[p]);
-			json_str(out, part_name(v, l, part[p], which[p], resolve,
-						ctx, name, sizeof(name)));
+				p ? "," : "",
+				byte_ranges(part[p], b, sizeof(b)), part[p]);
+			json_str(out, part_name(v, l, part[p], which[p],
+						resolve, ctx, name,
+						sizeof(name)));
 			fputc('}', out);
 		}
 		fputc(']', out);
 		if (l->other != 0) {
-			fprintf(out, ",\"shares_record_with\":{\"addr\":\"0x%" PRIx64
-				"\",\"what\":", l->other);
+			fprintf(out,
+				",\"shares_record_with\":{\"addr\":\"0x%" PRIx64
+				"\",\"what\":",
+				l->other);
 			json_str(out, datum_name(v, l->other_obj, l->other_off,
 						 NULL, resolve, ctx, name,
 						 sizeof(name)));

@@ -123,7 +123,8 @@ static void fill_frame(struct ltx_statseg_frame *f, uintptr_t pc)
  * (dladdr: the exported symbols; statseg-sym.c reads the objects' full
  * symbol tables).  An address in no object is the heap's (or a stack's).
  */
-static void fill_line(struct ltx_statseg_line *d, const struct ltx_stats_line *l)
+static void fill_line(struct ltx_statseg_line *d,
+		      const struct ltx_stats_line *l)
 {
 	char unused[8];
 

@@ -61,9 +61,10 @@ static uint64_t derived_ro(uint64_t begun, const struct ltx_stats *s,
 
 /*
  * The threads' sites and lines merged: one merge at a time (the refresh
- * thread, the exit handler), in static buffers under merge_lock, so the refresh
- * thread allocates nothing every 100 ms.  A fork child reinitializes the
- * lock (at_fork_child), which a thread of its parent may have held.
+ * thread, the exit handler), in static buffers under merge_lock, so the
+ * refresh thread allocates nothing every 100 ms.  A fork child
+ * reinitializes the lock (at_fork_child), which a thread of its parent may
+ * have held.
  */
 static pthread_mutex_t merge_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ltx_stats_site merge_buf[MERGE_MAX];
@@ -333,8 +334,9 @@ static void count_line(struct ltx_tx *tx, const struct ltx_conflict *k)
 		if (t[i].line == k->line)
 			l = &t[i];
 		else if (least->line != 0 &&
-			 (t[i].line == 0 || ltx_stats_line_total(&t[i]) <
-						    ltx_stats_line_total(least)))
+			 (t[i].line == 0 ||
+			  ltx_stats_line_total(&t[i]) <
+				  ltx_stats_line_total(least)))
 			least = &t[i];
 	}
 	if (l == NULL) {
@@ -476,16 +478,20 @@ void ltx_stats_abort(struct ltx_tx *tx, unsigned cause)
 
 void ltx_stats_commit(struct ltx_tx *tx, uint64_t nr, uint64_t nw)
 {
+	unsigned retried = ltx_stats_bucket(tx->consec_aborts);
+
 	child_first_use();
 	ltx_stats_write_begin(tx);
 	if (nw != 0)
 		tx->stats.commits_rw++;
 	else
 		tx->stats.commits_ro++;
-	tx->stats.retries_hist[ltx_stats_bucket(tx->consec_aborts)]++;
+	tx->stats.retries_hist[retried]++;
 	tx->stats.reads_hist[ltx_stats_bucket(nr)]++;
 	tx->stats.writes_hist[ltx_stats_bucket(nw)]++;
-	if (ltx_unlikely(tx->lines->npend != 0))
+	/* The first commit after aborts: their holders have stored since,
+	 * most likely (the compiler folds this test into the bucket's). */
+	if (ltx_unlikely(retried != 0))
 		look_pending(tx, false);
 	ltx_stats_write_end(tx);
 }
