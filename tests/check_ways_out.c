@@ -23,7 +23,7 @@
 
 static tm_word_t cell[8] __attribute__((aligned(64)));
 static tm_word_t other[8] __attribute__((aligned(64)));
-static tm_word_t many[100][8] __attribute__((aligned(64)));
+static tm_word_t many[100][8] __attribute__((aligned(64), unused));
 
 static const char *const modes[] = { "invisible", "visible" };
 
@@ -74,7 +74,7 @@ static void assert_next_block_commits(void)
 
 static jmp_buf out;
 
-static __attribute__((noinline)) void store_and_jump(void)
+static __attribute__((noinline, unused)) void store_and_jump(void)
 {
 	tm_st(&cell[0], 5);
 	longjmp(out, 1);
@@ -140,7 +140,7 @@ END_TEST
 
 static sigjmp_buf from_handler;
 
-static void jump_out(int sig)
+static __attribute__((unused)) void jump_out(int sig)
 {
 	(void)sig;
 	siglongjmp(from_handler, 1);
@@ -284,7 +284,7 @@ END_TEST
 /* pthread_exit and pthread_cancel inside a block: the forced unwind runs
  * the block's cleanup, which must abort the half-done block, not commit
  * it. */
-static void *exit_inside(void *arg)
+static __attribute__((unused)) void *exit_inside(void *arg)
 {
 	(void)arg;
 	TM_ATOMIC {
@@ -295,7 +295,7 @@ static void *exit_inside(void *arg)
 	return NULL;
 }
 
-static void *cancelled_inside(void *arg)
+static __attribute__((unused)) void *cancelled_inside(void *arg)
 {
 	(void)arg;
 	TM_ATOMIC {

@@ -152,17 +152,33 @@ static __attribute__((noinline)) void end_slow(struct tm__atomic *a,
 	}
 }
 
-void tm__atomic_end(struct tm__atomic *a)
+/* end of an outermost block with an update: the small commit, or the
+ * other cases (end_slow). */
+static __attribute__((noinline)) void end_update(struct tm__atomic *a,
+						 struct ltx_tx *tx)
 {
-	struct ltx_tx *tx = ltx_self;
-
-	/* The common end: an outermost block whose transaction commits on
-	 * the fast path (which also clears the consecutive-abort count). */
-	if (ltx_likely(a->tm__state == BLOCK_OUTER && ltx_tx_fast_commit(tx))) {
+	if (a->tm__state == BLOCK_OUTER && (tx->slow & ~LTX_SLOW_AFTER) == 0 &&
+	    tx->cd.limit != 0 && tx->cd.ws_next - tx->cd.ws_base <= 2 &&
+	    ltx_tx_commit_small(tx)) {
 		block_done(a, tx);
 		return;
 	}
 	end_slow(a, tx);
+}
+
+void tm__atomic_end(struct tm__atomic *a)
+{
+	struct ltx_tx *tx = ltx_self;
+
+	/* The common end: an outermost block whose read-only transaction
+	 * commits on the fast path (which also clears the consecutive-abort
+	 * count), with no call, so no register to save. */
+	if (ltx_likely(a->tm__state == BLOCK_OUTER &&
+		       ltx_tx_fast_commit_ro(tx))) {
+		block_done(a, tx);
+		return;
+	}
+	end_update(a, tx);
 }
 
 void tm__atomic_restarted(struct tm__atomic *a)

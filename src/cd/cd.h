@@ -67,6 +67,8 @@ _Static_assert(sizeof(struct ltx_wentry) == 128, "write-set entry size");
 #define LTX_WENTRY_SINGLE 4u
 /* link of a lone head whose one store is a LTX_WENTRY_SINGLE word. */
 #define LTX_WENTRY_LONE_SINGLE ((uint64_t)LTX_WENTRY_SINGLE << 32)
+/* link of a lone head taken by tm_free: a new version, whatever is stored. */
+#define LTX_WENTRY_LONE_BUMP ((uint64_t)LTX_WENTRY_BUMP << 32)
 
 struct ltx_line; /* cd/lines.h */
 

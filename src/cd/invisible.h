@@ -161,6 +161,40 @@ ltx_inv_fast_store_owned(struct ltx_cd *cd, void *addr, uint64_t val,
 }
 
 /*
+ * LT of the aligned word at addr on a line this transaction holds alone
+ * on its orec, seen at v (read after write): the word as the transaction
+ * sees it, its own store or memory under its dirty bytes (the line is
+ * ours: nobody changes it).  Nothing to log: a line held needs no
+ * validation.  For a live, uncounted transaction (limit != 0: a counted
+ * one's loads are charged in invisible.c).  Returns false for anything
+ * else (not locked, another owner, a chain: the slow path); the orec
+ * points into our write set only if the line is ours (see owned_head in
+ * invisible.c).
+ */
+static inline __attribute__((always_inline)) bool
+ltx_inv_load_owned(const struct ltx_cd *cd, uintptr_t v, const void *addr,
+		   uint64_t *out)
+{
+	const struct ltx_wentry *w = ltx_orec_entry(v);
+
+	if (!ltx_orec_locked(v) ||
+	    (uintptr_t)w - (uintptr_t)cd->ws_base >=
+		    (uintptr_t)cd->ws_next - (uintptr_t)cd->ws_base ||
+	    w->line != ((uintptr_t)addr & ~LTX_LINE_MASK))
+		return false;
+	if (w->link == LTX_WENTRY_LONE_SINGLE) {
+		*out = w->single_addr == (uintptr_t)addr
+			       ? w->single_val
+			       : ltx_load_word((const uint64_t *)addr);
+		return true;
+	}
+	if (w->link != 0 && w->link != LTX_WENTRY_LONE_BUMP)
+		return false;
+	*out = ltx_wset_merged_word(w, addr);
+	return true;
+}
+
+/*
  * COMMIT of a live read-only transaction of the fast paths (limit != 0:
  * live and uncounted), where every read was validated when it was made:
  * just forget the read set.  Returns false when the full commit is needed.

@@ -1,6 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* What libltx.so alone interposes: the longjmp family, C's personality. */
 #define _GNU_SOURCE
+/*
+ * This file defines longjmp and __longjmp_chk themselves; with
+ * _FORTIFY_SOURCE (Debian's and Fedora's default flags) <setjmp.h> would
+ * redirect longjmp to __longjmp_chk and the assembler would see the
+ * latter defined twice.
+ */
+#undef _FORTIFY_SOURCE
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stddef.h>

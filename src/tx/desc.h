@@ -37,6 +37,10 @@ enum ltx_status {
 #define LTX_SLOW_STATS 2u   /* statistics count every commit (tx/stats.c) */
 #define LTX_SLOW_SERIAL 4u  /* holds the serial token (tx/serial.h) */
 #define LTX_SLOW_STATIC 8u  /* ltx_boot_tx, ltx_refuse_tx: not a thread's */
+#define LTX_SLOW_MEM 16u    /* tm_malloc/tm_free to settle at the end (mem.c) */
+/* The slow bits whose work only comes after the commit: the small fast
+ * commit (tx/fast.h) takes transactions with those. */
+#define LTX_SLOW_AFTER (LTX_SLOW_ACTIONS | LTX_SLOW_MEM)
 
 static inline bool ltx_status_idle(int status)
 {
