@@ -113,9 +113,12 @@ prog=$(grep -l '^int main(' "$T"/ex-* | head -n 1)
 fix=$(grep -l '^struct counters {' "$T"/ex-* | grep -v "$prog" | head -n 1)
 [ -n "$prog" ] && [ -n "$fix" ] || fail "ltx(7): no worked example (program and fix)"
 LIBTOOL=${LIBTOOL:-$B/libtool}
+# With the build's CFLAGS and LDFLAGS (make check exports them): a
+# sanitizer build's static libltx needs its runtime in the program too.
 build() { # SRC OUT
-	$LIBTOOL --mode=link --tag=CC ${CC:-cc} -O2 -I"$S/../include" \
-		-o "$2" "$1" "$B/src/libltx.la" -lpthread >"$2.log" 2>&1 ||
+	$LIBTOOL --mode=link --tag=CC ${CC:-cc} -O2 ${CFLAGS:-} \
+		-I"$S/../include" -o "$2" "$1" "$B/src/libltx.la" \
+		${LDFLAGS:-} -lpthread >"$2.log" 2>&1 ||
 		{ cat "$2.log"; fail "ltx(7) example: does not build"; }
 }
 cp "$prog" "$T/counters.c"
