@@ -84,6 +84,19 @@ _Static_assert(sizeof(struct ltx_wentry) == 128, "write-set entry size");
 struct ltx_line; /* cd/lines.h */
 
 /*
+ * A conflict as the requester found it (issue 19), noted by the mode where
+ * it finds the line held, on that failing path only (cd/conflict.h), and
+ * read by the transaction layer's statistics when they classify it.
+ */
+struct ltx_cd_conflict {
+	uintptr_t addr;	  /* the requester's access (its first byte) */
+	uint32_t size;	  /* its bytes: an LT or LTX counts its word */
+	uint32_t held;	  /* LTX_CD_HELD_*: what stood in the way, 0: none */
+	uintptr_t holder; /* ENTRY: the orec's lock word; SLOT: the owner
+			   * word (slot + 1) */
+};
+
+/*
  * struct ltx_cd: what conflict detection knows of a transaction -- its
  * read set, write set, snapshot and limit, its line directory -- and
  * nothing else of the descriptor it is part of (struct ltx_tx, tx/desc.h,
@@ -148,6 +161,9 @@ struct ltx_cd {
 	/* tx: the record the emulated bus requests are counted in (the
 	 * descriptor's statistics: plain increments by the owning thread) */
 	struct ltx_stats *stats;
+
+	/* The last conflict found (written on failing paths only). */
+	struct ltx_cd_conflict conflict;
 };
 
 /*

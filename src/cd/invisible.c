@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cd/cd.h"
+#include "cd/conflict.h"
 #include "cd/invisible.h"
 #include "cd/lines.h"
 #include "cd/orec.h"
@@ -329,6 +330,8 @@ static struct ltx_wentry *acquire(struct ltx_cd *cd, const void *addr,
 			}
 			if (h == NULL) {
 				cd->stats->bus_busy++;
+				ltx_cd_conflict_held(cd, LTX_CD_HELD_ENTRY, v);
+				ltx_cd_conflict_access(cd, addr, 8);
 				*cause = CONFLICT_CAUSE;
 				return NULL;
 			}
@@ -425,6 +428,8 @@ static uint64_t inv_load(struct ltx_cd *cd, const void *addr, bool excl,
 
 			if (h == NULL) {
 				cd->stats->bus_busy++;
+				ltx_cd_conflict_held(cd, LTX_CD_HELD_ENTRY, v);
+				ltx_cd_conflict_access(cd, addr, 8);
 				*cause = CONFLICT_CAUSE;
 				return 0;
 			}
@@ -465,6 +470,8 @@ static unsigned inv_store(struct ltx_cd *cd, void *addr, uint64_t val,
 	w = acquire(cd, addr, &cause);
 	if (w != NULL)
 		ltx_wset_buffer(w, addr, val, size);
+	else
+		ltx_cd_conflict_access(cd, addr, size); /* not the word */
 	return cause;
 }
 

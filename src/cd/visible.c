@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include "cd/cd.h"
+#include "cd/conflict.h"
 #include "cd/lines.h"
 #include "cd/orec.h"
 #include "cd/visible.h"
@@ -197,6 +198,7 @@ static unsigned read_lock(struct ltx_cd *cd, struct ltx_bytelock *lock)
 		if (owner != 0 && owner != me(cd) && !cd->irrevocable) {
 			/* We loaded nothing under the mark: relaxed. */
 			__atomic_store_n(mine, 0, __ATOMIC_RELAXED);
+			ltx_cd_conflict_held(cd, LTX_CD_HELD_SLOT, owner);
 			return BUSY_CAUSE;
 		}
 	} else {
@@ -210,6 +212,7 @@ static unsigned read_lock(struct ltx_cd *cd, struct ltx_bytelock *lock)
 		if (owner != 0 && owner != me(cd) && !cd->irrevocable) {
 			__atomic_fetch_sub(&lock->unslotted, 1,
 					   __ATOMIC_RELAXED);
+			ltx_cd_conflict_held(cd, LTX_CD_HELD_SLOT, owner);
 			return BUSY_CAUSE;
 		}
 	}
@@ -344,6 +347,8 @@ static struct ltx_wentry *write_lock(struct ltx_cd *cd, uintptr_t line,
 			&lock->owner, &expect, me(cd), false, __ATOMIC_SEQ_CST,
 			__ATOMIC_RELAXED)) {
 			if (!cd->irrevocable) {
+				ltx_cd_conflict_held(cd, LTX_CD_HELD_SLOT,
+						     expect);
 				*cause = BUSY_CAUSE;
 				return NULL;
 			}
@@ -359,6 +364,7 @@ static struct ltx_wentry *write_lock(struct ltx_cd *cd, uintptr_t line,
 		} else if (others_read(cd, lock)) {
 			/* Nothing was written under it: relaxed. */
 			__atomic_store_n(&lock->owner, 0, __ATOMIC_RELAXED);
+			ltx_cd_conflict_held(cd, LTX_CD_HELD_READERS, 0);
 			*cause = BUSY_CAUSE;
 			return NULL;
 		}
@@ -405,6 +411,7 @@ static struct ltx_wentry *take(struct ltx_cd *cd, const void *addr,
 	if (w == NULL) {
 		if (*cause == BUSY_CAUSE)
 			cd->stats->bus_busy++;
+		ltx_cd_conflict_access(cd, addr, 8);
 		return NULL;
 	}
 	e->state |= LTX_LINE_EXCL;
@@ -456,6 +463,7 @@ static uint64_t vis_load(struct ltx_cd *cd, const void *addr, bool excl,
 	if (*cause != 0) {
 		if (*cause == BUSY_CAUSE)
 			cd->stats->bus_busy++;
+		ltx_cd_conflict_access(cd, addr, 8);
 		return 0;
 	}
 	e->state |= LTX_LINE_READ;
@@ -471,6 +479,8 @@ static unsigned vis_store(struct ltx_cd *cd, void *addr, uint64_t val,
 
 	if (w != NULL)
 		ltx_wset_buffer(w, addr, val, size);
+	else
+		ltx_cd_conflict_access(cd, addr, size); /* not the word */
 	return cause;
 }
 

@@ -117,6 +117,7 @@ struct ltx_tx {
 	uint32_t doom_nstack;	/* frames in doom_stack */
 	uintptr_t doom_stack[LTX_STATS_STACK];
 	struct ltx_stats_site *sites; /* LTX_STATS_SITES, while stats_on */
+	struct ltx_stats_lines *lines; /* conflict lines, while stats_on */
 	/*
 	 * Checkpoints, signals and irrevocability.  checkpoint is the restart
 	 * point of the outermost restartable block (TM_ATOMIC, api/atomic.c;
