@@ -12,6 +12,10 @@
 #    the two lines, which the program works out itself).  How many
 #    conflicts there are depends on the machine's load: only their shares
 #    are asserted, once there are enough (the case runs longer if not).
+#    The program's main thread runs a transaction first, so that the
+#    workers' descriptor ids are not their reader slots: a visible-mode
+#    holder looked up by the wrong one is found wrong (the requester
+#    itself: true sharing where none is) or not at all (unknown).
 # 2. The worked example of ltx(7): its program, as printed, reports false
 #    sharing on its counters with the advice _Alignas(64); with the fix the
 #    page shows, it aborts no more.

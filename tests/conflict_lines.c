@@ -115,6 +115,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	printf("words: %p %p\n", (void *)word[0], (void *)word[1]);
+	/* A transaction of the main thread first, as a program setting up
+	 * its data would run: its descriptor and its handler twin (which has
+	 * no reader slot) come first, so that no worker's descriptor id is
+	 * its reader slot, and a holder looked up by the one for the other
+	 * (the visible mode's owner word) is found wrong or not at all. */
+	do {
+		tm_st(word[0], tm_lt(word[0]));
+	} while (!tm_commit());
 	for (uintptr_t i = 0; i < 2; i++)
 		if (pthread_create(&t[i], NULL, worker, (void *)i) != 0)
 			return 2;

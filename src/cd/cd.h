@@ -92,8 +92,8 @@ struct ltx_cd_conflict {
 	uintptr_t addr;	  /* the requester's access (its first byte) */
 	uint32_t size;	  /* its bytes: an LT or LTX counts its word */
 	uint32_t held;	  /* LTX_CD_HELD_*: what stood in the way, 0: none */
-	uintptr_t holder; /* ENTRY: the orec's lock word; SLOT: the owner
-			   * word (slot + 1) */
+	uintptr_t holder; /* ENTRY: the orec's lock word; OWNER: the
+			   * owner's cd id (ltx_cd.id) */
 };
 
 /*

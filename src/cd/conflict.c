@@ -113,7 +113,7 @@ _Static_assert(offsetof(struct ltx_cd, ws_end) ==
 	       "ws_next, ws_end, ws_base in a row");
 
 /*
- * Visible mode: the owner word names the owner's slot, the caller found
+ * Visible mode: the owner word names the owner's cd id, the caller found
  * its cd.  Its entries for our line hold its dirty bytes; an entry for
  * another line on our bytelock, and none for ours, is aliasing.
  */
@@ -163,7 +163,7 @@ static void look(struct ltx_conflict *k, bool same_only)
 {
 	if (k->note.held == LTX_CD_HELD_ENTRY)
 		look_entry(k, same_only);
-	else if (k->note.held == LTX_CD_HELD_SLOT)
+	else if (k->note.held == LTX_CD_HELD_OWNER)
 		look_owner(k, same_only);
 	/* LTX_CD_HELD_READERS: which bytes the readers read is not kept. */
 }

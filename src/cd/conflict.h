@@ -34,7 +34,7 @@
 
 /* What held the line (struct ltx_cd_conflict.held). */
 #define LTX_CD_HELD_ENTRY 1   /* invisible: an orec locked by another tx */
-#define LTX_CD_HELD_SLOT 2    /* visible: a bytelock another tx owns (E) */
+#define LTX_CD_HELD_OWNER 2   /* visible: a bytelock another tx owns (E) */
 #define LTX_CD_HELD_READERS 3 /* visible: a bytelock others hold in S */
 
 /* The mode found the line held: by holder (see struct ltx_cd_conflict). */
@@ -70,8 +70,8 @@ struct ltx_conflict {
 
 /*
  * ltx_cd_conflict_classify: classify the conflict noted in *note into *k.
- * owner is the cd whose slot + 1 is the owner word of a LTX_CD_HELD_SLOT
- * note (the transaction layer finds it: cd knows no registry), else NULL.
+ * owner is the cd whose id is the holder of a LTX_CD_HELD_OWNER note (the
+ * transaction layer finds it: cd knows no registry), else NULL.
  * A conflict with no note, or whose holder cannot be read, is UNKNOWN.
  * Abort path only.
  */

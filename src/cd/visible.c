@@ -143,6 +143,13 @@ static uintptr_t me(const struct ltx_cd *cd)
 	return (uintptr_t)cd->id + 1;
 }
 
+/* The cd id that the owner word owner (not 0) names: me's inverse.  A
+ * holder is named by its id to ltx_cd_holder and in a conflict's note. */
+static uint32_t owner_id(uintptr_t owner)
+{
+	return (uint32_t)(owner - 1);
+}
+
 /*
  * Progress, for a read by an irrevocable transaction: whether it must
  * wait for the owner of lock (seen as owner, not 0 nor us): no if it is
@@ -151,7 +158,7 @@ static uintptr_t me(const struct ltx_cd *cd)
 static bool owner_in_way(const struct ltx_cd *cd, uintptr_t owner,
 			 unsigned *spins)
 {
-	switch (ltx_cd_holder(cd, LTX_HOLDER_ID, (uint32_t)(owner - 1))) {
+	switch (ltx_cd_holder(cd, LTX_HOLDER_ID, owner_id(owner))) {
 	case LTX_HOLDER_GONE:
 		return false;
 	case LTX_HOLDER_BUSY:
@@ -198,7 +205,8 @@ static unsigned read_lock(struct ltx_cd *cd, struct ltx_bytelock *lock)
 		if (owner != 0 && owner != me(cd) && !cd->irrevocable) {
 			/* We loaded nothing under the mark: relaxed. */
 			__atomic_store_n(mine, 0, __ATOMIC_RELAXED);
-			ltx_cd_conflict_held(cd, LTX_CD_HELD_SLOT, owner);
+			ltx_cd_conflict_held(cd, LTX_CD_HELD_OWNER,
+					     owner_id(owner));
 			return BUSY_CAUSE;
 		}
 	} else {
@@ -212,7 +220,8 @@ static unsigned read_lock(struct ltx_cd *cd, struct ltx_bytelock *lock)
 		if (owner != 0 && owner != me(cd) && !cd->irrevocable) {
 			__atomic_fetch_sub(&lock->unslotted, 1,
 					   __ATOMIC_RELAXED);
-			ltx_cd_conflict_held(cd, LTX_CD_HELD_SLOT, owner);
+			ltx_cd_conflict_held(cd, LTX_CD_HELD_OWNER,
+					     owner_id(owner));
 			return BUSY_CAUSE;
 		}
 	}
@@ -309,7 +318,7 @@ static bool take_owner(const struct ltx_cd *cd, struct ltx_bytelock *lock,
 	/* Seq_cst: the taker's load of the Dekker pair (cd.h). */
 	owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
 	if (owner != 0 && owner != me(cd))
-		held = ltx_cd_holder(cd, LTX_HOLDER_ID, (uint32_t)(owner - 1));
+		held = ltx_cd_holder(cd, LTX_HOLDER_ID, owner_id(owner));
 	if (held == LTX_HOLDER_GONE)
 		taken = __atomic_compare_exchange_n(&lock->owner, &owner,
 						    me(cd), false,
@@ -347,8 +356,8 @@ static struct ltx_wentry *write_lock(struct ltx_cd *cd, uintptr_t line,
 			&lock->owner, &expect, me(cd), false, __ATOMIC_SEQ_CST,
 			__ATOMIC_RELAXED)) {
 			if (!cd->irrevocable) {
-				ltx_cd_conflict_held(cd, LTX_CD_HELD_SLOT,
-						     expect);
+				ltx_cd_conflict_held(cd, LTX_CD_HELD_OWNER,
+						     owner_id(expect));
 				*cause = BUSY_CAUSE;
 				return NULL;
 			}

@@ -214,13 +214,15 @@ static uintptr_t unwind_site(struct ltx_tx *tx, uintptr_t pc, bool stack)
 	return pc;
 }
 
-/* The cd of the descriptor whose visible-mode owner word is owner (its
- * slot + 1), or NULL.  Descriptors are never freed, and a slot is set
- * before the descriptor is published (tx.c, new_descriptor). */
-static const struct ltx_cd *cd_of_owner(uintptr_t owner)
+/* The cd whose id is id (a LTX_CD_HELD_OWNER note's holder), or NULL.
+ * Descriptors are never freed, ids never reused, and an id is set before
+ * the descriptor is published (tx.c, new_descriptor).  Not by slot: a
+ * handler twin has none until it needs one, and the owner word names the
+ * id (cd/visible.c, me). */
+static const struct ltx_cd *cd_of_id(uintptr_t id)
 {
 	for (struct ltx_tx *t = ltx_tx_registry(); t != NULL; t = t->next_all)
-		if ((uintptr_t)t->cd.slot + 1 == owner)
+		if (t->cd.id == id)
 			return &t->cd;
 	return NULL;
 }
@@ -240,10 +242,10 @@ static void classify_doom(struct ltx_tx *tx, int kind, unsigned cause)
 	    (kind == LTX_SITE_READ || kind == LTX_SITE_WRITE ||
 	     kind == LTX_SITE_UPGRADE) &&
 	    n->held != 0) {
-		ltx_cd_conflict_classify(
-			k, n,
-			n->held == LTX_CD_HELD_SLOT ? cd_of_owner(n->holder)
-						    : NULL);
+		ltx_cd_conflict_classify(k, n,
+					 n->held == LTX_CD_HELD_OWNER
+						 ? cd_of_id(n->holder)
+						 : NULL);
 	} else {
 		memset(k, 0, sizeof(*k));
 		k->cls = LTX_CONFLICT_UNKNOWN;
