@@ -42,10 +42,27 @@ ltx_wset_buffer(struct ltx_wentry *w, const void *addr, uint64_t val,
 }
 
 /*
- * addr's word as this transaction sees it: memory under its dirty bytes.
- * The caller holds the line in E, so memory cannot change under it; the
- * acquire load (ltx_load_word: the whole word around a sized object)
- * pairs with the release stores of the previous owner's write-back.
+ * The 8-byte mask whose byte b is 0xff where bit b of dirty is set: each
+ * step moves the upper half of every field to the next field's start
+ * (bits 4-7 to 32-35, then 2-3 to 16-17 in each half, then 1 to 8 in each
+ * quarter), so bit b lands on bit 8b with no carry between fields.
+ */
+static inline uint64_t ltx_wset_byte_mask(unsigned dirty)
+{
+	uint64_t x = dirty;
+
+	x = (x | (x << 28)) & 0x0000000f0000000full;
+	x = (x | (x << 14)) & 0x0003000300030003ull;
+	x = (x | (x << 7)) & 0x0101010101010101ull;
+	return x * 0xff;
+}
+
+/*
+ * addr's word as this transaction sees it: memory under its dirty bytes,
+ * merged a word at a time.  The caller holds the line in E, so memory
+ * cannot change under it; the acquire load (ltx_load_word: the whole word
+ * around a sized object) pairs with the release stores of the previous
+ * owner's write-back.
  */
 static inline uint64_t ltx_wset_merged_word(const struct ltx_wentry *w,
 					    const void *addr)
@@ -53,13 +70,13 @@ static inline uint64_t ltx_wset_merged_word(const struct ltx_wentry *w,
 	uint64_t x = ltx_load_word((const uint64_t *)addr);
 	unsigned i = (unsigned)(((uintptr_t)addr & LTX_LINE_MASK) >> 3);
 	unsigned dirty = (unsigned)(w->mask >> (i * 8)) & 0xffu;
-	uint64_t keep = 0;
+	uint64_t keep;
 
 	if (dirty == 0)
 		return x;
-	for (unsigned b = 0; b < 8; b++)
-		if (dirty & (1u << b))
-			keep |= (uint64_t)0xff << (b * 8);
+	if (dirty == 0xff)
+		return w->data[i];
+	keep = ltx_wset_byte_mask(dirty);
 	return (x & ~keep) | (w->data[i] & keep);
 }
 
