@@ -68,6 +68,24 @@ struct ltx_itm_stats {
 };
 
 /*
+ * A descriptor's cache of TM clone lookups (clone.c says how it is kept
+ * coherent): direct-mapped by the original's address.  Private to the
+ * thread, but for busy, which a library's (de)registration reads.
+ */
+#define LTX_ITM_CLONE_CACHE 64
+
+struct ltx_itm_clone_entry {
+	void *orig;
+	void *clone;
+};
+
+struct ltx_itm_clones {
+	uint64_t gen;	/* the clone tables' generation the entries are of */
+	unsigned busy;	/* reading the shared index */
+	struct ltx_itm_clone_entry e[LTX_ITM_CLONE_CACHE];
+};
+
+/*
  * The ABI's own per-thread state: what GCC's calling convention needs
  * beyond an ltx transaction (nesting, the begin's checkpoint, the undo
  * log of the serial modes, C++ exception bookkeeping).  It hangs off the
@@ -103,6 +121,7 @@ struct ltx_itm_thread {
 	unsigned cxa_catch_count;
 
 	struct ltx_itm_stats stats;
+	struct ltx_itm_clones clones; /* clone.c */
 };
 
 /*
