@@ -158,14 +158,28 @@ write_slow(void *dst, const void *src, size_t size)
 }
 
 /*
+ * Whether the thread's GCC transaction runs in a serial mode, where it
+ * accesses memory directly.  Within a barrier the state is the current
+ * thread's: the transaction's begin made it fresh.
+ */
+static inline __attribute__((always_inline)) bool
+serial_mode(const struct ltx_tx *tx)
+{
+	const struct ltx_itm_thread *t = tx->frontend;
+
+	return ltx_likely(t != NULL) && t->mode > ITM_INSTR;
+}
+
+/*
  * The fast paths: a naturally aligned object of at most 8 bytes, off this
  * thread's stack for a store, in the ltx transaction of an ITM_INSTR one;
- * the rest, including whatever ltx's inline paths decline, goes to the
- * slow paths above, which start over from the mode.  The descriptor is
- * all the fast paths need to know: while a GCC transaction runs, its ltx
- * transaction is open (begun at _ITM_beginTransaction), so they never
- * begin one, and in the serial modes it runs alone with limit 0, so they
- * always decline.
+ * a load in a serial mode, which is a plain load; the rest, including
+ * whatever ltx's inline paths decline, goes to the slow paths above,
+ * which start over from the mode.  The descriptor is all the fast paths
+ * need to know: while a GCC transaction runs, its ltx transaction is open
+ * (begun at _ITM_beginTransaction), so they never begin one, and in the
+ * serial modes it runs alone with limit 0, so they always decline, and
+ * the load reads memory in place: one test of the mode, inline.
  */
 static inline __attribute__((always_inline)) void
 read_obj(void *dst, const void *src, size_t size, bool excl)
@@ -186,6 +200,10 @@ read_obj(void *dst, const void *src, size_t size, bool excl)
 			memcpy(dst, &x, size); /* little-endian */
 			return;
 		}
+	}
+	if (serial_mode(tx)) {
+		memcpy(dst, src, size);
+		return;
 	}
 	read_slow(dst, src, size, excl);
 }
