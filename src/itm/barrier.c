@@ -115,7 +115,38 @@ serial_store(struct ltx_itm_thread *t, void *dst, const void *src, size_t n)
 	memmove(dst, src, n);
 }
 
-/* Everything but the fast path of an ITM_INSTR transaction. */
+/* LT or LTX of the aligned word at a, for the slow paths: the inline
+ * cases first (a fresh line, read after write), then the full one. */
+static inline __attribute__((always_inline)) uint64_t
+load_word(struct ltx_itm_thread *t, const void *a, bool excl)
+{
+	struct ltx_tx *tx = ltx_self;
+	uint64_t x;
+
+	if ((excl ? ltx_tx_fast_load_excl(tx, a, &x)
+		  : ltx_tx_fast_load(tx, a, &x)) ||
+	    ltx_inv_fast_load_owned(&tx->cd, a, &x))
+		return x;
+	return slow_load_word(t, a, excl);
+}
+
+/* ST of the aligned word at a off the stack, for the slow paths. */
+static inline __attribute__((always_inline)) void
+store_word(struct ltx_itm_thread *t, void *a, uint64_t x)
+{
+	struct ltx_tx *tx = ltx_self;
+
+	if (ltx_tx_fast_store(tx, a, x, 8) ||
+	    (tx->cd.limit != 0 && ltx_inv_fast_store_owned(&tx->cd, a, x, 8)))
+		return;
+	slow_store(t, a, x, 8);
+}
+
+/*
+ * Everything but the fast path of an ITM_INSTR transaction.  16 bytes
+ * aligned to 8 (two longs or pointers side by side, which GCC loads and
+ * stores as one vector) go as two words.
+ */
 static __attribute__((noinline)) void
 read_slow(void *dst, const void *src, size_t size, bool excl)
 {
@@ -134,6 +165,14 @@ read_slow(void *dst, const void *src, size_t size, bool excl)
 		memcpy(dst, &x, size); /* little-endian */
 		return;
 	}
+	if (size == 16 && (p & LTX_WORD_MASK) == 0) {
+		uint64_t x[2];
+
+		x[0] = load_word(t, src, excl);
+		x[1] = load_word(t, (const char *)src + 8, excl);
+		memcpy(dst, x, sizeof(x));
+		return;
+	}
 	load_bytes(t, dst, src, size, excl);
 }
 
@@ -147,11 +186,23 @@ write_slow(void *dst, const void *src, size_t size)
 		serial_store(t, dst, src, size);
 		return;
 	}
-	if (size <= 8 && (p & (size - 1)) == 0 && !on_stack(dst, size)) {
+	if (on_stack(dst, size)) {
+		stack_store(t, dst, src, size);
+		return;
+	}
+	if (size <= 8 && (p & (size - 1)) == 0) {
 		uint64_t x = 0;
 
 		memcpy(&x, src, size);
 		slow_store(t, dst, x, (unsigned)size);
+		return;
+	}
+	if (size == 16 && (p & LTX_WORD_MASK) == 0) {
+		uint64_t x[2];
+
+		memcpy(x, src, sizeof(x));
+		store_word(t, dst, x[0]);
+		store_word(t, (char *)dst + 8, x[1]);
 		return;
 	}
 	store_bytes(t, dst, src, size);
@@ -171,9 +222,33 @@ serial_mode(const struct ltx_tx *tx)
 }
 
 /*
+ * A store of an aligned object of at most 8 bytes to this thread's stack
+ * (stack_store says why it is direct), without the slow path's detour:
+ * the dead frames below the begin take it as is, the live ones are
+ * undo-logged first while the transaction can roll back (ITM_INSTR, or a
+ * serial mode that logs).  Returns false if the thread has no state.
+ */
+static inline __attribute__((always_inline)) bool
+stack_store_word(struct ltx_tx *tx, void *dst, const void *src, size_t size)
+{
+	struct ltx_itm_thread *t = tx->frontend;
+
+	if (ltx_unlikely(t == NULL))
+		return false;
+	if ((uintptr_t)dst + size > t->jb.cfa &&
+	    (t->mode == ITM_INSTR || t->log_writes))
+		ltx_itm_log(t, dst, size);
+	memcpy(dst, src, size);
+	return true;
+}
+
+/*
  * The fast paths: a naturally aligned object of at most 8 bytes, off this
  * thread's stack for a store, in the ltx transaction of an ITM_INSTR one;
- * a load in a serial mode, which is a plain load; the rest, including
+ * a load or store of a line the transaction has already written (read
+ * after write, and a later store to it: its write-set entry, found
+ * through the orec); a store to its stack; a load in a serial mode,
+ * which is a plain load; the rest, including
  * whatever ltx's inline paths decline, goes to the slow paths above,
  * which start over from the mode.  The descriptor is all the fast paths
  * need to know: while a GCC transaction runs, its ltx transaction is open
@@ -194,7 +269,8 @@ read_obj(void *dst, const void *src, size_t size, bool excl)
 		uint64_t x;
 
 		if (ltx_likely(excl ? ltx_tx_fast_load_excl(tx, word, &x)
-				    : ltx_tx_fast_load(tx, word, &x))) {
+				    : ltx_tx_fast_load(tx, word, &x)) ||
+		    ltx_inv_fast_load_owned(&tx->cd, word, &x)) {
 			if (size < 8)
 				x >>= (p & LTX_WORD_MASK) * 8;
 			memcpy(dst, &x, size); /* little-endian */
@@ -214,13 +290,21 @@ write_obj(void *dst, const void *src, size_t size)
 	struct ltx_tx *tx = ltx_self;
 	uintptr_t p = (uintptr_t)dst;
 
-	if (size <= 8 && (p & (size - 1)) == 0 &&
-	    p - tx->stack_lo >= tx->stack_span) {
+	if (size <= 8 && (p & (size - 1)) == 0) {
 		uint64_t x = 0;
 
-		memcpy(&x, src, size);
-		if (ltx_likely(ltx_tx_fast_store(tx, dst, x, (unsigned)size)))
-			return;
+		if (ltx_unlikely(p - tx->stack_lo < tx->stack_span)) {
+			if (stack_store_word(tx, dst, src, size))
+				return;
+		} else {
+			memcpy(&x, src, size);
+			if (ltx_likely(ltx_tx_fast_store(tx, dst, x,
+							 (unsigned)size)) ||
+			    (tx->cd.limit != 0 &&
+			     ltx_inv_fast_store_owned(&tx->cd, dst, x,
+						      (unsigned)size)))
+				return;
+		}
 	}
 	write_slow(dst, src, size);
 }
