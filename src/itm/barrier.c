@@ -237,7 +237,23 @@ stack_store_word(struct ltx_tx *tx, void *dst, const void *src, size_t size)
 		return false;
 	if ((uintptr_t)dst + size > t->jb.cfa &&
 	    (t->mode == ITM_INSTR || t->log_writes))
-		ltx_itm_log(t, dst, size);
+		ltx_itm_log_small(t, dst, size);
+	memcpy(dst, src, size);
+	return true;
+}
+
+/* The same in a serial mode, off the stack: undo-logged while the
+ * transaction can still cancel (serial_store).  Returns false if the
+ * transaction is not serial. */
+static inline __attribute__((always_inline)) bool
+serial_store_word(struct ltx_tx *tx, void *dst, const void *src, size_t size)
+{
+	struct ltx_itm_thread *t = tx->frontend;
+
+	if (!serial_mode(tx))
+		return false;
+	if (t->log_writes)
+		ltx_itm_log_small(t, dst, size);
 	memcpy(dst, src, size);
 	return true;
 }
@@ -247,14 +263,16 @@ stack_store_word(struct ltx_tx *tx, void *dst, const void *src, size_t size)
  * thread's stack for a store, in the ltx transaction of an ITM_INSTR one;
  * a load or store of a line the transaction has already written (read
  * after write, and a later store to it: its write-set entry, found
- * through the orec); a store to its stack; a load in a serial mode,
- * which is a plain load; the rest, including
- * whatever ltx's inline paths decline, goes to the slow paths above,
- * which start over from the mode.  The descriptor is all the fast paths
- * need to know: while a GCC transaction runs, its ltx transaction is open
- * (begun at _ITM_beginTransaction), so they never begin one, and in the
- * serial modes it runs alone with limit 0, so they always decline, and
- * the load reads memory in place: one test of the mode, inline.
+ * through the orec); a store to its stack; in a serial mode, a plain
+ * load, and a store after its undo record; the rest, including whatever
+ * ltx's inline paths decline, goes to the slow paths above, which start
+ * over from the mode.  The descriptor is all the fast paths need to
+ * know: while a GCC transaction runs, its ltx transaction is open (begun
+ * at _ITM_beginTransaction), so they never begin one.  Its limit is 0 in
+ * the serial modes (it runs alone), and while it is doomed or counted: a
+ * zero limit skips the instrumented paths before any orec is hashed (one
+ * test more for an instrumented access, half the cost of a serial one),
+ * and one test of the GCC mode picks the direct access.
  */
 static inline __attribute__((always_inline)) void
 read_obj(void *dst, const void *src, size_t size, bool excl)
@@ -262,7 +280,8 @@ read_obj(void *dst, const void *src, size_t size, bool excl)
 	struct ltx_tx *tx = ltx_self;
 	uintptr_t p = (uintptr_t)src;
 
-	if (size <= 8 && (p & (size - 1)) == 0) {
+	if (size <= 8 && (p & (size - 1)) == 0 &&
+	    ltx_likely(tx->cd.limit != 0)) {
 		/* (For 8 bytes the compiler cannot tell that p is the word.) */
 		const void *word =
 			size == 8 ? src : (const void *)(p & ~LTX_WORD_MASK);
@@ -296,14 +315,15 @@ write_obj(void *dst, const void *src, size_t size)
 		if (ltx_unlikely(p - tx->stack_lo < tx->stack_span)) {
 			if (stack_store_word(tx, dst, src, size))
 				return;
-		} else {
+		} else if (ltx_likely(tx->cd.limit != 0)) {
 			memcpy(&x, src, size);
 			if (ltx_likely(ltx_tx_fast_store(tx, dst, x,
 							 (unsigned)size)) ||
-			    (tx->cd.limit != 0 &&
-			     ltx_inv_fast_store_owned(&tx->cd, dst, x,
-						      (unsigned)size)))
+			    ltx_inv_fast_store_owned(&tx->cd, dst, x,
+						     (unsigned)size))
 				return;
+		} else if (serial_store_word(tx, dst, src, size)) {
+			return;
 		}
 	}
 	write_slow(dst, src, size);
