@@ -671,7 +671,7 @@ static void vacation_setup(void)
 	vac.queries = 4;
 	vac.range_pct = 60;
 	vac.user_pct = 90;
-	vac.budget = 2000;
+	vac.budget = 3500;
 	tables[CAR].cmp = cmp_up;
 	tables[FLIGHT].cmp = cmp_down;
 	tables[ROOM].cmp = cmp_up;
