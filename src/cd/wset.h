@@ -64,8 +64,8 @@ static inline uint64_t ltx_wset_byte_mask(unsigned dirty)
  * around a sized object) pairs with the release stores of the previous
  * owner's write-back.
  */
-static inline uint64_t ltx_wset_merged_word(const struct ltx_wentry *w,
-					    const void *addr)
+static inline __attribute__((always_inline)) uint64_t
+ltx_wset_merged_word(const struct ltx_wentry *w, const void *addr)
 {
 	uint64_t x = ltx_load_word((const uint64_t *)addr);
 	unsigned i = (unsigned)(((uintptr_t)addr & LTX_LINE_MASK) >> 3);
