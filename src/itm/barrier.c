@@ -120,12 +120,9 @@ serial_store(struct ltx_itm_thread *t, void *dst, const void *src, size_t n)
 static inline __attribute__((always_inline)) uint64_t
 load_word(struct ltx_itm_thread *t, const void *a, bool excl)
 {
-	struct ltx_tx *tx = ltx_self;
 	uint64_t x;
 
-	if ((excl ? ltx_tx_fast_load_excl(tx, a, &x)
-		  : ltx_tx_fast_load(tx, a, &x)) ||
-	    ltx_inv_fast_load_owned(&tx->cd, a, &x))
+	if (ltx_tx_fast_load_open(ltx_self, a, excl, &x))
 		return x;
 	return slow_load_word(t, a, excl);
 }
@@ -134,10 +131,7 @@ load_word(struct ltx_itm_thread *t, const void *a, bool excl)
 static inline __attribute__((always_inline)) void
 store_word(struct ltx_itm_thread *t, void *a, uint64_t x)
 {
-	struct ltx_tx *tx = ltx_self;
-
-	if (ltx_tx_fast_store(tx, a, x, 8) ||
-	    (tx->cd.limit != 0 && ltx_inv_fast_store_owned(&tx->cd, a, x, 8)))
+	if (ltx_tx_fast_store_open(ltx_self, a, x, 8))
 		return;
 	slow_store(t, a, x, 8);
 }
@@ -287,9 +281,7 @@ read_obj(void *dst, const void *src, size_t size, bool excl)
 			size == 8 ? src : (const void *)(p & ~LTX_WORD_MASK);
 		uint64_t x;
 
-		if (ltx_likely(excl ? ltx_tx_fast_load_excl(tx, word, &x)
-				    : ltx_tx_fast_load(tx, word, &x)) ||
-		    ltx_inv_fast_load_owned(&tx->cd, word, &x)) {
+		if (ltx_likely(ltx_tx_fast_load_open(tx, word, excl, &x))) {
 			if (size < 8)
 				x >>= (p & LTX_WORD_MASK) * 8;
 			memcpy(dst, &x, size); /* little-endian */
@@ -317,10 +309,8 @@ write_obj(void *dst, const void *src, size_t size)
 				return;
 		} else if (ltx_likely(tx->cd.limit != 0)) {
 			memcpy(&x, src, size);
-			if (ltx_likely(ltx_tx_fast_store(tx, dst, x,
-							 (unsigned)size)) ||
-			    ltx_inv_fast_store_owned(&tx->cd, dst, x,
-						     (unsigned)size))
+			if (ltx_likely(ltx_tx_fast_store_open(
+				    tx, dst, x, (unsigned)size)))
 				return;
 		} else if (serial_store_word(tx, dst, src, size)) {
 			return;
