@@ -42,19 +42,15 @@ ltx_wset_buffer(struct ltx_wentry *w, const void *addr, uint64_t val,
 }
 
 /*
- * The 8-byte mask whose byte b is 0xff where bit b of dirty is set: each
- * step moves the upper half of every field to the next field's start
- * (bits 4-7 to 32-35, then 2-3 to 16-17 in each half, then 1 to 8 in each
- * quarter), so bit b lands on bit 8b with no carry between fields.
+ * ltx_wset_byte_masks[d]: the 8-byte mask whose byte b is 0xff where bit b
+ * of d is set (wset.c): one load turns a word's 8 dirty bits into the
+ * bytes to take from the entry.
  */
+extern const uint64_t ltx_wset_byte_masks[256];
+
 static inline uint64_t ltx_wset_byte_mask(unsigned dirty)
 {
-	uint64_t x = dirty;
-
-	x = (x | (x << 28)) & 0x0000000f0000000full;
-	x = (x | (x << 14)) & 0x0003000300030003ull;
-	x = (x | (x << 7)) & 0x0101010101010101ull;
-	return x * 0xff;
+	return ltx_wset_byte_masks[dirty & 0xff];
 }
 
 /*
