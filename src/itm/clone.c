@@ -66,8 +66,14 @@ struct clone_table {
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct clone_table *tables; /* guarded by table_lock */
-static struct clone_index *index_now;
-static uint64_t gen = 1; /* caches start at 0: their first lookup misses */
+
+/* What every lookup reads, on a line of its own (written only when a
+ * library comes or goes). */
+static struct {
+	uint64_t gen; /* caches start at 0: their first lookup misses */
+	struct clone_index *index;
+	char pad[LTX_LINE_SIZE - sizeof(uint64_t) - sizeof(void *)];
+} published __attribute__((aligned(LTX_LINE_SIZE))) = { 1, NULL, { 0 } };
 
 static int by_orig(const void *a, const void *b)
 {
@@ -114,7 +120,7 @@ static inline void *cached(void *fn)
 		return NULL;
 	e = entry_of(&t->clones, fn);
 	if (ltx_unlikely(e->orig != fn ||
-			 t->clones.gen != __atomic_load_n(&gen,
+			 t->clones.gen != __atomic_load_n(&published.gen,
 							  __ATOMIC_ACQUIRE)))
 		return NULL;
 	return e->clone;
@@ -132,8 +138,9 @@ static __attribute__((noinline)) void *lookup(void *fn)
 			 __atomic_load_n(&c->busy, __ATOMIC_RELAXED) + 1,
 			 __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* see Synchronization */
-	g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
-	clone = search(__atomic_load_n(&index_now, __ATOMIC_ACQUIRE), fn);
+	g = __atomic_load_n(&published.gen, __ATOMIC_ACQUIRE);
+	clone = search(__atomic_load_n(&published.index, __ATOMIC_ACQUIRE),
+		       fn);
 	/* Release: the index is no longer read once the writer sees 0. */
 	__atomic_store_n(&c->busy,
 			 __atomic_load_n(&c->busy, __ATOMIC_RELAXED) - 1,
@@ -179,7 +186,7 @@ static void wait_for_readers(void)
  * held. */
 static void publish(void)
 {
-	struct clone_index *idx, *old = index_now;
+	struct clone_index *idx, *old = published.index;
 	size_t n = 0;
 
 	for (const struct clone_table *t = tables; t != NULL; t = t->next)
@@ -196,8 +203,8 @@ static void publish(void)
 	qsort(idx->pairs, idx->n, sizeof(idx->pairs[0]), by_orig);
 	/* Release: pairs with the readers' acquire loads of index and gen;
 	 * the index is complete before either is seen. */
-	__atomic_store_n(&index_now, idx, __ATOMIC_RELEASE);
-	__atomic_store_n(&gen, gen + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&published.index, idx, __ATOMIC_RELEASE);
+	__atomic_store_n(&published.gen, published.gen + 1, __ATOMIC_RELEASE);
 	if (old != NULL) {
 		wait_for_readers();
 		free(old);
