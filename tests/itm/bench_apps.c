@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "itm-test.h"
+#include "rbtree.h"
 
 /*
  * bench_apps APP THREADS [SIZE]
@@ -47,12 +48,18 @@
  * what the transactions did.
  */
 
-#define TS __attribute__((transaction_safe, noinline))
-
 enum { SIZE_TINY, SIZE_SMALL, SIZE_BENCH };
 
 static int nthreads;
 static int size_class = SIZE_BENCH;
+
+/* The value of a parameter for the size asked for. */
+static long sized(long tiny, long small, long bench)
+{
+	return size_class == SIZE_TINY	  ? tiny
+	       : size_class == SIZE_SMALL ? small
+					  : bench;
+}
 
 static double now(void)
 {
@@ -63,66 +70,13 @@ static double now(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* A red-black map (long key -> pointer) whose order is a function pointer.
- * Parent pointers, NULL leaves (Cormen et al., ch. 13, without the
- * sentinel, which every transaction would write). */
+/* Maps (long key -> pointer) on rbtree.h's trees, searched with their
+ * comparator called through a pointer. */
 
-typedef int cmp_fn(long, long) __attribute__((transaction_safe));
-
-enum { RED, BLACK };
-
-struct mnode {
-	long key;
-	void *val;
-	int colour;
-	struct mnode *left, *right, *parent;
-};
-
-struct map {
-	struct mnode *root;
-	cmp_fn *cmp;
-};
-
-TS static void map_rotate_left(struct map *m, struct mnode *x)
+TS static void *map_find(struct rb_map *m, long key)
 {
-	struct mnode *y = x->right;
-
-	x->right = y->left;
-	if (y->left != NULL)
-		y->left->parent = x;
-	y->parent = x->parent;
-	if (x->parent == NULL)
-		m->root = y;
-	else if (x == x->parent->left)
-		x->parent->left = y;
-	else
-		x->parent->right = y;
-	y->left = x;
-	x->parent = y;
-}
-
-TS static void map_rotate_right(struct map *m, struct mnode *x)
-{
-	struct mnode *y = x->left;
-
-	x->left = y->right;
-	if (y->right != NULL)
-		y->right->parent = x;
-	y->parent = x->parent;
-	if (x->parent == NULL)
-		m->root = y;
-	else if (x == x->parent->right)
-		x->parent->right = y;
-	else
-		x->parent->left = y;
-	y->right = x;
-	x->parent = y;
-}
-
-TS static void *map_find(struct map *m, long key)
-{
-	struct mnode *n = m->root;
-	cmp_fn *cmp = m->cmp;
+	struct rb *n = m->root;
+	rb_cmp_fn *cmp = m->cmp;
 
 	while (n != NULL) {
 		int c = cmp(key, n->key);
@@ -135,10 +89,10 @@ TS static void *map_find(struct map *m, long key)
 }
 
 /* Insert key -> val; returns 0 (and changes nothing) if key is there. */
-TS static int map_insert(struct map *m, long key, void *val)
+TS static int map_insert(struct rb_map *m, long key, void *val)
 {
-	struct mnode *p = NULL, *c = m->root, *z;
-	cmp_fn *cmp = m->cmp;
+	struct rb *p = NULL, *c = m->root, *z;
+	rb_cmp_fn *cmp = m->cmp;
 	int dir = 0;
 
 	while (c != NULL) {
@@ -151,147 +105,15 @@ TS static int map_insert(struct map *m, long key, void *val)
 	z = malloc(sizeof(*z));
 	z->key = key;
 	z->val = val;
-	z->left = z->right = NULL;
-	z->parent = p;
-	z->colour = RED;
-	if (p == NULL)
-		m->root = z;
-	else if (dir < 0)
-		p->left = z;
-	else
-		p->right = z;
-	while (z->parent != NULL && z->parent->colour == RED) {
-		struct mnode *g = z->parent->parent, *u;
-
-		if (z->parent == g->left) {
-			u = g->right;
-			if (u != NULL && u->colour == RED) {
-				z->parent->colour = BLACK;
-				u->colour = BLACK;
-				g->colour = RED;
-				z = g;
-				continue;
-			}
-			if (z == z->parent->right) {
-				z = z->parent;
-				map_rotate_left(m, z);
-			}
-			z->parent->colour = BLACK;
-			g->colour = RED;
-			map_rotate_right(m, g);
-		} else {
-			u = g->left;
-			if (u != NULL && u->colour == RED) {
-				z->parent->colour = BLACK;
-				u->colour = BLACK;
-				g->colour = RED;
-				z = g;
-				continue;
-			}
-			if (z == z->parent->left) {
-				z = z->parent;
-				map_rotate_right(m, z);
-			}
-			z->parent->colour = BLACK;
-			g->colour = RED;
-			map_rotate_left(m, g);
-		}
-	}
-	m->root->colour = BLACK;
+	rb_link(m, p, dir, z);
 	return 1;
 }
 
-TS static int map_colour(const struct mnode *n)
-{
-	return n == NULL ? BLACK : n->colour;
-}
-
-TS static void map_transplant(struct map *m, struct mnode *u, struct mnode *v)
-{
-	if (u->parent == NULL)
-		m->root = v;
-	else if (u == u->parent->left)
-		u->parent->left = v;
-	else
-		u->parent->right = v;
-	if (v != NULL)
-		v->parent = u->parent;
-}
-
-/* Restore the colours after removing a black node: x (maybe NULL) sits
- * under xp with one black too few on its side. */
-TS static void map_erase_fixup(struct map *m, struct mnode *x,
-			       struct mnode *xp)
-{
-	while (x != m->root && map_colour(x) == BLACK) {
-		struct mnode *w;
-
-		if (x == xp->left) {
-			w = xp->right;
-			if (map_colour(w) == RED) {
-				w->colour = BLACK;
-				xp->colour = RED;
-				map_rotate_left(m, xp);
-				w = xp->right;
-			}
-			if (map_colour(w->left) == BLACK &&
-			    map_colour(w->right) == BLACK) {
-				w->colour = RED;
-				x = xp;
-				xp = x->parent;
-				continue;
-			}
-			if (map_colour(w->right) == BLACK) {
-				w->left->colour = BLACK;
-				w->colour = RED;
-				map_rotate_right(m, w);
-				w = xp->right;
-			}
-			w->colour = xp->colour;
-			xp->colour = BLACK;
-			if (w->right != NULL)
-				w->right->colour = BLACK;
-			map_rotate_left(m, xp);
-		} else {
-			w = xp->left;
-			if (map_colour(w) == RED) {
-				w->colour = BLACK;
-				xp->colour = RED;
-				map_rotate_right(m, xp);
-				w = xp->left;
-			}
-			if (map_colour(w->left) == BLACK &&
-			    map_colour(w->right) == BLACK) {
-				w->colour = RED;
-				x = xp;
-				xp = x->parent;
-				continue;
-			}
-			if (map_colour(w->left) == BLACK) {
-				w->right->colour = BLACK;
-				w->colour = RED;
-				map_rotate_left(m, w);
-				w = xp->left;
-			}
-			w->colour = xp->colour;
-			xp->colour = BLACK;
-			if (w->left != NULL)
-				w->left->colour = BLACK;
-			map_rotate_right(m, xp);
-		}
-		x = m->root;
-		xp = NULL;
-	}
-	if (x != NULL)
-		x->colour = BLACK;
-}
-
 /* Remove key; returns its value, or NULL if it was not there. */
-TS static void *map_erase(struct map *m, long key)
+TS static void *map_erase(struct rb_map *m, long key)
 {
-	struct mnode *z = m->root, *y, *x, *xp;
-	cmp_fn *cmp = m->cmp;
-	int removed_colour;
+	struct rb *z = m->root;
+	rb_cmp_fn *cmp = m->cmp;
 	void *val;
 
 	while (z != NULL) {
@@ -304,64 +126,9 @@ TS static void *map_erase(struct map *m, long key)
 	if (z == NULL)
 		return NULL;
 	val = z->val;
-	removed_colour = z->colour;
-	if (z->left == NULL) {
-		x = z->right;
-		xp = z->parent;
-		map_transplant(m, z, z->right);
-	} else if (z->right == NULL) {
-		x = z->left;
-		xp = z->parent;
-		map_transplant(m, z, z->left);
-	} else {
-		y = z->right;
-		while (y->left != NULL)
-			y = y->left;
-		removed_colour = y->colour;
-		x = y->right;
-		if (y->parent == z) {
-			xp = y;
-		} else {
-			xp = y->parent;
-			map_transplant(m, y, y->right);
-			y->right = z->right;
-			y->right->parent = y;
-		}
-		map_transplant(m, z, y);
-		y->left = z->left;
-		y->left->parent = y;
-		y->colour = z->colour;
-	}
-	if (removed_colour == BLACK)
-		map_erase_fixup(m, x, xp);
+	rb_unlink(m, z);
 	free(z);
 	return val;
-}
-
-/* Check order, colours, parents and black heights; count the nodes and
- * call fn on each value. */
-static int map_check(const struct map *m, const struct mnode *n,
-		     const struct mnode *parent, long *count,
-		     void (*fn)(long, void *))
-{
-	int l, r;
-
-	if (n == NULL)
-		return 1;
-	CHECK(n->parent == parent);
-	if (n->left != NULL)
-		CHECK(m->cmp(n->left->key, n->key) < 0);
-	if (n->right != NULL)
-		CHECK(m->cmp(n->right->key, n->key) > 0);
-	if (n->colour == RED)
-		CHECK(map_colour(n->left) == BLACK &&
-		      map_colour(n->right) == BLACK);
-	l = map_check(m, n->left, n, count, fn);
-	r = map_check(m, n->right, n, count, fn);
-	CHECK(l == r);
-	++*count;
-	fn(n->key, n->val);
-	return l + (n->colour == BLACK);
 }
 
 /* ------------------------------------------------------------------ */
@@ -422,7 +189,7 @@ TS static long quote_room(const struct item *it)
 			    : -1;
 }
 
-static struct map tables[NKINDS];
+static struct rb_map tables[NKINDS];
 static quote_fn *quotes[NKINDS] = { quote_car, quote_flight, quote_room };
 
 static struct customer **buckets;
@@ -568,7 +335,7 @@ static void update_tables(const int *kinds, const long *ids,
 {
 	__transaction_atomic {
 		for (long q = 0; q < vac.queries; q++) {
-			struct map *m = &tables[kinds[q]];
+			struct rb_map *m = &tables[kinds[q]];
 			struct item *it = map_find(m, ids[q]);
 
 			if (adds[q]) {
@@ -655,19 +422,8 @@ static void vacation_setup(void)
 {
 	unsigned long seed = 42;
 
-	switch (size_class) {
-	case SIZE_TINY:
-		vac.relations = 256;
-		vac.tasks = 2000;
-		break;
-	case SIZE_SMALL:
-		vac.relations = 4096;
-		vac.tasks = 40000;
-		break;
-	default:
-		vac.relations = 16384;
-		vac.tasks = 200000;
-	}
+	vac.relations = sized(256, 4096, 16384);
+	vac.tasks = sized(2000, 40000, 200000);
 	vac.queries = 4;
 	vac.range_pct = 60;
 	vac.user_pct = 90;
@@ -739,8 +495,9 @@ static void vacation_check(void)
 		long count = 0;
 
 		check_kind = k;
-		CHECK(map_colour(tables[k].root) == BLACK);
-		map_check(&tables[k], tables[k].root, NULL, &count, check_item);
+		CHECK(colour(tables[k].root) == BLACK);
+		rb_check(&tables[k], tables[k].root, NULL, NULL, NULL, &count,
+			 check_item);
 		/* Every item someone holds is still in the table. */
 		for (long i = 1; i <= vac.relations; i++)
 			CHECK(booked[k][i] == 0 || booked[k][i] == -1);
@@ -885,19 +642,8 @@ static void kmeans_setup(void)
 {
 	unsigned long seed = 4242;
 
-	switch (size_class) {
-	case SIZE_TINY:
-		km.points = 2048;
-		km.rounds = 2;
-		break;
-	case SIZE_SMALL:
-		km.points = 16384;
-		km.rounds = 5;
-		break;
-	default:
-		km.points = 65536;
-		km.rounds = 10;
-	}
+	km.points = sized(2048, 16384, 65536);
+	km.rounds = (int)sized(2, 5, 10);
 	km.clusters = 15;
 	km_feature = malloc((size_t)km.points * sizeof(*km_feature));
 	km_member = malloc((size_t)km.points * sizeof(*km_member));
@@ -1124,19 +870,8 @@ static void *bayes_learner(void *arg)
 
 static void bayes_setup(void)
 {
-	switch (size_class) {
-	case SIZE_TINY:
-		by.vars = 64;
-		by.tasks = 4000;
-		break;
-	case SIZE_SMALL:
-		by.vars = 256;
-		by.tasks = 40000;
-		break;
-	default:
-		by.vars = 512;
-		by.tasks = 200000;
-	}
+	by.vars = (int)sized(64, 256, 512);
+	by.tasks = sized(4000, 40000, 200000);
 	by_var = aligned_alloc(64, (size_t)by.vars * sizeof(*by_var));
 	CHECK(by_var != NULL);
 	memset(by_var, 0, (size_t)by.vars * sizeof(*by_var));

@@ -145,30 +145,30 @@ for p in $PROGS; do
 	done
 done
 # Clone tables registered and deregistered (dlopen/dlclose of a -fgnu-tm
-# object) while other threads look clones up.
+# object) while other threads look clones up: clone.c with a plugin.
 if $CC -O2 -fgnu-tm -shared -fPIC "$srcdir/itm/clone_plugin.c" \
-	-o "$work/clone_plugin.so" && build clone_reload; then
+	-o "$work/clone_plugin.so"; then
 	plugin=$(cd "$work" && pwd)/clone_plugin.so
 	for t in 1 2 8; do
 		n=
-		"$work/clone_reload.itm" $t "$plugin" >"$work/out" 2>"$work/err"
+		"$work/clone.itm" $t "$plugin" >"$work/out" 2>"$work/err"
 		rc=$?
-		check "clone_reload $t threads, libitm" no
+		check "clone reloading $t threads, libitm" no
 		for m in $modes; do
 			LTX_MODE=$m LTX_ITM_REPORT=1 LD_PRELOAD="$LTXLIB" \
-				"$work/clone_reload.itm" $t "$plugin" \
+				"$work/clone.itm" $t "$plugin" \
 				>"$work/out" 2>"$work/err"
 			rc=$?
-			check "clone_reload $t threads, LD_PRELOAD ltx, $m" yes
+			check "clone reloading $t threads, LD_PRELOAD ltx, $m" yes
 			LTX_MODE=$m LTX_ITM_REPORT=1 LTX_ITM_SERIAL=never \
-				"$work/clone_reload.ltx" $t "$plugin" \
+				"$work/clone.ltx" $t "$plugin" \
 				>"$work/out" 2>"$work/err"
 			rc=$?
-			check "clone_reload $t threads, -lltx, instrumented, $m" yes
+			check "clone reloading $t threads, -lltx, instrumented, $m" yes
 		done
 	done
 else
-	echo "FAIL: clone_reload does not build"
+	echo "FAIL: clone_plugin does not build"
 	fail=1
 fi
 # The application kernels of bench_apps.c (bench-apps.sh times them), tiny
