@@ -74,7 +74,7 @@ START_TEST(test_serial_fallback_after_k_consecutive_aborts)
 			tm_retry();
 	}
 	ck_assert_int_eq(runs, 200);
-	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "100"), 0);
+	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "16"), 0); /* the default */
 }
 END_TEST
 
@@ -86,7 +86,7 @@ START_TEST(test_serial_after_setting_rejects_bad_values)
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_int_eq(tm_config_get("LTX_SERIAL_AFTER", buf, sizeof(buf)),
 			 0);
-	ck_assert_str_eq(buf, "100");
+	ck_assert_str_eq(buf, "16"); /* unchanged: the default */
 }
 END_TEST
 
@@ -181,7 +181,7 @@ START_TEST(test_irrevocable_interleaved_with_ordinary_keeps_invariants)
 	for (int i = 0; i < ACCOUNTS; i++)
 		sum += accounts[i][0];
 	ck_assert_uint_eq(sum, (tm_word_t)ACCOUNTS * INITIAL);
-	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "100"), 0);
+	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "16"), 0); /* the default */
 }
 END_TEST
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The libitm ABI called directly: states, rollback, bulk copies, clones. */
 #include <check.h>
+#include <ltx/tm.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@ void _ITM_memsetW(void *dst, int c, size_t n);
 /* Each test runs in its own process (CK_FORK): choose the path first. */
 static void instrumented_only(void)
 {
+	/* The setting is read from the environment once, at load time. */
 	ck_assert_int_eq(tm_config_set("LTX_ITM_SERIAL", "never"), 0);
 }
 

@@ -169,16 +169,55 @@ int tm_stats_get(struct tm_stats *out);
  * transaction (restarting the block if that fails); leaving it with
  * longjmp is not allowed.  C only (not C++: the restart skips destructors).
  */
+/*
+ * The restart point: GCC's and Clang's builtin setjmp (a few stores: no
+ * signal mask, no pointer mangling, no call), or setjmp(3) where the
+ * builtin cannot serve (other compilers; AddressSanitizer, whose longjmp
+ * interceptor must see every jump).  The library jumps back with the
+ * matching longjmp, as the block tells it.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define TM__JMP_BUILTIN 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TM__JMP_BUILTIN 0
+#endif
+#endif
+#if !defined(TM__JMP_BUILTIN) && defined(__GNUC__)
+#define TM__JMP_BUILTIN 1
+#endif
+#if !defined(TM__JMP_BUILTIN)
+#define TM__JMP_BUILTIN 0
+#endif
+#if TM__JMP_BUILTIN
+typedef void *tm__jmp_buf[5];
+#define TM__SETJMP(b) __builtin_setjmp(b)
+#else
+typedef jmp_buf tm__jmp_buf;
+#define TM__SETJMP(b) setjmp(b)
+#endif
+
 struct tm__atomic {
-	void *tm__link[2];	/* ltx's checkpoint header (private) */
-	volatile int tm__state; /* private */
-	jmp_buf tm__buf;	/* the restart point */
+	void *tm__link[2];	/* ltx's checkpoint (private) */
+	int tm__state;		/* private: 0 once the block is over */
+	int tm__kind;		/* private: TM__JMP_BUILTIN */
+	tm__jmp_buf tm__buf;	/* the restart point */
 };
 
-int tm__atomic_begin(struct tm__atomic *a);
+struct tm__atomic *tm__atomic_begin(struct tm__atomic *a, int kind);
 void tm__atomic_end(struct tm__atomic *a);
 void tm__atomic_restarted(struct tm__atomic *a);
-void tm__atomic_cleanup(struct tm__atomic *a);
+void tm__atomic_left(struct tm__atomic *a);
+
+/* Scope exit: nothing to do after the loop ended the block; out of line
+ * only when the body was left early (break, return, goto, an unwind).
+ * Always inlined: the library looks at where it is called from. */
+static inline __attribute__((always_inline)) void
+tm__atomic_cleanup(struct tm__atomic *a)
+{
+	if (__builtin_expect(a->tm__state != 0, 0))
+		tm__atomic_left(a);
+}
 
 #ifdef __cplusplus
 /*
@@ -193,12 +232,23 @@ void tm__atomic_cleanup(struct tm__atomic *a);
 #define TM_ATOMIC TM_ATOMIC_is_C_only_see_TM_ATOMIC_3;
 #endif
 #else
-/* setjmp, not sigsetjmp: glibc's saves no signal mask (no system call). */
+/*
+ * One begin per block (in the declaration: tm__b only holds what it
+ * returns); end commits the block and sets its state to 0, or after a
+ * restart lets the loop run the body again.  The restart point is taken
+ * in the loop's body, so that a restart lands here: restarted() ends the
+ * failed transaction and the loop runs the body again (or leaves it,
+ * after tm_abort()).  No initializer zero-fills the block: begin sets
+ * what is read.  The macro's variables live in memory (no register copy
+ * for the jump back to clobber).
+ */
 #define TM_ATOMIC                                                             \
 	for (struct tm__atomic tm__a                                          \
-	     __attribute__((cleanup(tm__atomic_cleanup))) = { .tm__state = 0 }; \
-	     tm__atomic_begin(&tm__a); tm__atomic_end(&tm__a))               \
-		if (setjmp(tm__a.tm__buf) != 0)                               \
+	     __attribute__((cleanup(tm__atomic_cleanup))),                    \
+	     *tm__b[1] __attribute__((unused)) = {                            \
+		     tm__atomic_begin(&tm__a, TM__JMP_BUILTIN) };              \
+	     tm__a.tm__state != 0; tm__atomic_end(&tm__a))                    \
+		if (TM__SETJMP(tm__a.tm__buf) != 0)                           \
 			tm__atomic_restarted(&tm__a);                         \
 		else
 #endif

@@ -4,122 +4,181 @@
 #include <ltx/tm.h>
 #pragma GCC visibility pop
 
-#include <setjmp.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "rt/jump.h"
+#include "rt/unwind.h"
 #include "tx/desc.h"
+#include "tx/fast.h"
 #include "tx/tx.h"
 
 /*
  * A block's struct tm__atomic lives in the user's frame; its tm__link is
  * the ltx_checkpoint the descriptor points to while it is the outermost
- * block, and setjmp in the macro saved the restart point in tm__buf.
+ * block, and the macro's setjmp saved the restart point in tm__buf.
  *
- * Block states (tm__state; volatile, as it changes between setjmp and
- * longjmp): the for-loop calls begin before each run of the body and end
- * after it; a restart longjmps into the body's if, whose restarted() sets
- * RESTART so that end does nothing and begin runs the body again.
+ * Block states (tm__state; the loop runs while it is not BLOCK_DONE; the
+ * block's address is passed to every call, so it lives in memory and is
+ * read again after each, the jump back included): the for-loop calls
+ * begin once, end after each run of the body; a restart longjmps into the
+ * body's if, whose restarted() sets RESTART so that end lets the loop run
+ * the body again instead of committing.
  */
 enum {
-	BLOCK_INIT = 0, /* not entered yet */
+	BLOCK_DONE = 0,	/* committed or left (what the loop and cleanup test) */
 	BLOCK_OUTER,	/* running, the outermost block: owns the checkpoint */
 	BLOCK_NESTED,	/* running inside another block (flat) */
 	BLOCK_RESTART,	/* jumped back: run the body again */
 	BLOCK_LEAVE,	/* jumped back by tm_abort(): leave */
-	BLOCK_DONE,	/* committed or left */
 };
 
-_Static_assert(sizeof(((struct tm__atomic *)0)->tm__link) >=
-		       sizeof(struct ltx_checkpoint),
-	       "room for the checkpoint header");
+_Static_assert(offsetof(struct tm__atomic, tm__link) == 0 &&
+		       sizeof(((struct tm__atomic *)0)->tm__link) >=
+			       sizeof(struct ltx_checkpoint),
+	       "the checkpoint heads the block");
 
 static struct ltx_checkpoint *checkpoint_of(struct tm__atomic *a)
 {
 	return (struct ltx_checkpoint *)(void *)a->tm__link;
 }
 
+static struct tm__atomic *block_of(struct ltx_checkpoint *cp)
+{
+	return (struct tm__atomic *)(void *)cp;
+}
+
 /* The checkpoint's restart: back into the block (from the tx layer, or
  * from the fault handler with the signal mask already restored). */
 static void block_restart(struct ltx_checkpoint *cp, unsigned cause)
 {
-	struct tm__atomic *a = cp->arg;
+	struct tm__atomic *a = block_of(cp);
 
 	a->tm__state = (cause & TM_ABORT_EXPLICIT) && !(cause & TM_ABORT_RETRY)
 			       ? BLOCK_LEAVE
 			       : BLOCK_RESTART;
-	longjmp(a->tm__buf, 1);
+	if (a->tm__kind)
+		__builtin_longjmp((void **)a->tm__buf, 1);
+	/* A block built with setjmp(3): its buffer is a whole jmp_buf
+	 * (tm__buf is declared as the block's compiler saw it). */
+	ltx_longjmp_unhooked((void *)(uintptr_t)a->tm__buf, 1);
 }
 
-/* The descriptor a block runs on, or NULL when it cannot run at all. */
-static struct ltx_tx *block_tx(void)
+static const struct ltx_checkpoint_ops block_ops = {
+	.restart = block_restart,
+	.left = NULL, /* the block's frame is gone: nothing to forget */
+};
+
+/* Begin a block on tx, a thread's descriptor. */
+static inline __attribute__((always_inline)) struct tm__atomic *
+begin_on(struct ltx_tx *tx, struct tm__atomic *a, int kind,
+	 uintptr_t frame_sp)
+{
+	struct ltx_checkpoint *cp = checkpoint_of(a);
+
+	a->tm__kind = kind;
+	ltx_unwind_forget(); /* no unwind reaches back into a new block */
+	/* Flat nesting: a block inside another (or inside a GCC
+	 * transaction) runs as part of it; the outermost restart point is
+	 * the descriptor's. */
+	if (tx->checkpoint != NULL) {
+		a->tm__state = BLOCK_NESTED;
+		return a;
+	}
+	cp->ops = &block_ops;
+	cp->sp = frame_sp;
+	tx->checkpoint = cp;
+	a->tm__state = BLOCK_OUTER;
+	return a;
+}
+
+/* The thread's first block (no descriptor yet), or a handler's that
+ * cannot have one (ltx_refuse_tx: the block does not run). */
+static __attribute__((noinline)) struct tm__atomic *
+begin_slow(struct tm__atomic *a, int kind, uintptr_t frame_sp)
 {
 	struct ltx_tx *tx = ltx_tx_self();
 
-	if (tx == NULL || tx == &ltx_refuse_tx)
-		return NULL;
-	return tx;
+	if (tx == NULL || tx == &ltx_refuse_tx) {
+		a->tm__state = BLOCK_DONE; /* it cannot run at all */
+		return a;
+	}
+	return begin_on(tx, a, kind, frame_sp);
 }
 
-int tm__atomic_begin(struct tm__atomic *a)
+struct tm__atomic *tm__atomic_begin(struct tm__atomic *a, int kind)
 {
-	struct ltx_tx *tx;
+	struct ltx_tx *tx = ltx_self;
+	/* The block's frame: the caller's stack pointer at this call. */
+	uintptr_t frame_sp = (uintptr_t)__builtin_dwarf_cfa();
 
-	switch (a->tm__state) {
-	case BLOCK_INIT:
-		tx = block_tx();
-		if (tx == NULL) {
-			a->tm__state = BLOCK_DONE;
-			return 0;
-		}
-		if (tx->atomic_depth++ != 0) {
-			a->tm__state = BLOCK_NESTED;
-			return 1;
-		}
-		checkpoint_of(a)->restart = block_restart;
-		checkpoint_of(a)->arg = a;
-		tx->checkpoint = checkpoint_of(a);
-		a->tm__state = BLOCK_OUTER;
-		return 1;
-	case BLOCK_RESTART:
-		a->tm__state = BLOCK_OUTER;
-		return 1;
-	default:
-		return 0;
-	}
+	if (ltx_unlikely(tx->slow & LTX_SLOW_STATIC))
+		return begin_slow(a, kind, frame_sp);
+	return begin_on(tx, a, kind, frame_sp);
 }
 
 /* The outermost block is over: the descriptor forgets its checkpoint. */
 static void block_done(struct tm__atomic *a, struct ltx_tx *tx)
 {
 	tx->checkpoint = NULL;
-	tx->atomic_depth = 0;
 	a->tm__state = BLOCK_DONE;
+}
+
+/* end's other cases: a commit that needs the full path, nesting, a
+ * restart, a block already over. */
+static __attribute__((noinline)) void end_slow(struct tm__atomic *a,
+					       struct ltx_tx *tx)
+{
+	switch (a->tm__state) {
+	case BLOCK_OUTER:
+		/* A commit that fails restarts the block (no return). */
+		if (ltx_tx_commit(tx)) {
+			/* The block is over, even if its last run made no
+			 * transactional access (no transaction to commit):
+			 * its aborts no longer count towards the serial
+			 * fallback. */
+			tx->consec_aborts = 0;
+			block_done(a, tx);
+		}
+		break;
+	case BLOCK_NESTED:
+		a->tm__state = BLOCK_DONE;
+		break;
+	case BLOCK_RESTART:
+		a->tm__state = BLOCK_OUTER; /* the loop runs the body again */
+		break;
+	default:
+		break;
+	}
+}
+
+/* end of an outermost block with an update: the small commit, or the
+ * other cases (end_slow). */
+static __attribute__((noinline)) void end_update(struct tm__atomic *a,
+						 struct ltx_tx *tx)
+{
+	if (a->tm__state == BLOCK_OUTER && (tx->slow & ~LTX_SLOW_AFTER) == 0 &&
+	    tx->cd.limit != 0 && tx->cd.ws_next - tx->cd.ws_base <= 2 &&
+	    ltx_tx_commit_small(tx)) {
+		block_done(a, tx);
+		return;
+	}
+	end_slow(a, tx);
 }
 
 void tm__atomic_end(struct tm__atomic *a)
 {
 	struct ltx_tx *tx = ltx_self;
 
-	switch (a->tm__state) {
-	case BLOCK_NESTED:
-		tx->atomic_depth--;
-		a->tm__state = BLOCK_DONE;
-		break;
-	case BLOCK_OUTER:
-		/* On failure this restarts the block: no return. */
-		if (ltx_tx_commit(tx)) {
-			/* The block is over, even if its last run made no
-			 * transactional access (no transaction to commit):
-			 * its aborts no longer count towards the serial
-			 * fallback. */
-			if (tx != &ltx_boot_tx)
-				tx->consec_aborts = 0;
-			block_done(a, tx);
-		}
-		break;
-	default:
-		break;
+	/* The common end: an outermost block whose read-only transaction
+	 * commits on the fast path (which also clears the consecutive-abort
+	 * count), with no call, so no register to save. */
+	if (ltx_likely(a->tm__state == BLOCK_OUTER &&
+		       ltx_tx_fast_commit_ro(tx))) {
+		block_done(a, tx);
+		return;
 	}
+	end_update(a, tx);
 }
 
 void tm__atomic_restarted(struct tm__atomic *a)
@@ -128,14 +187,28 @@ void tm__atomic_restarted(struct tm__atomic *a)
 
 	/* Doomed by a signal or a fault: end it now, outside any handler. */
 	ltx_tx_rollback(tx);
-	tx->atomic_depth = 1; /* the inner blocks' frames are gone */
 	if (a->tm__state == BLOCK_LEAVE)
 		block_done(a, tx);
 }
 
-void tm__atomic_cleanup(struct tm__atomic *a)
+void tm__atomic_left(struct tm__atomic *a)
 {
-	/* Left by break, continue, return or goto: end the block here. */
+	struct ltx_tx *tx = ltx_self;
+
+	/*
+	 * Left by break, return or goto: the block ends here, committed.
+	 * Left by a forced unwind (pthread_exit, pthread_cancel in code
+	 * built with -fexceptions) or an exception: the body did not finish,
+	 * so its transaction is aborted, never committed (rt/unwind.h; the
+	 * cleanup that calls this is inlined into the block's function, so
+	 * our caller's stack pointer is the block's frame's).
+	 */
+	if (ltx_unwinding_into((uintptr_t)__builtin_dwarf_cfa())) {
+		if (a->tm__state == BLOCK_OUTER || a->tm__state == BLOCK_NESTED)
+			ltx_tx_leave_block(tx);
+		a->tm__state = BLOCK_DONE;
+		return;
+	}
 	if (a->tm__state == BLOCK_OUTER || a->tm__state == BLOCK_NESTED)
 		tm__atomic_end(a);
 }

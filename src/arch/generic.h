@@ -33,11 +33,31 @@ ltx_word_changed(const uintptr_t *p, uintptr_t v)
 }
 #endif
 
+#ifndef LTX_ARCH_HAS_LOCAL_CAS
+/* A compare-and-swap a signal cannot split (see x86_64.h). */
+static inline __attribute__((always_inline)) bool
+ltx_local_cas(int *p, int old, int new)
+{
+	return __atomic_compare_exchange_n(p, &old, new, false,
+					   __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+#endif
+
 #ifndef LTX_ARCH_HAS_LOAD_WORD
 static inline __attribute__((always_inline)) uint64_t
 ltx_load_word(const uint64_t *p)
 {
 	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+#endif
+
+#ifndef LTX_ARCH_HAS_JMPBUF_SP
+/* Unknown jmp_buf layout: rt/jump.c's self-check then turns the jump
+ * hook off. */
+static inline uintptr_t ltx_jmpbuf_sp(const void *env)
+{
+	(void)env;
+	return 0;
 }
 #endif
 

@@ -42,6 +42,27 @@ ltx_word_changed(const uintptr_t *p, uintptr_t v)
 #endif
 
 #if !defined(__SANITIZE_THREAD__)
+#define LTX_ARCH_HAS_LOCAL_CAS 1
+/*
+ * ltx_local_cas: *p from old to new if it holds old, in one instruction
+ * (cmpxchg without lock), so that a signal lands before or after it,
+ * never in between.  Only for a word that other threads read but never
+ * write: against them it is an ordinary store (a release on x86-64).
+ */
+static inline __attribute__((always_inline)) bool
+ltx_local_cas(int *p, int old, int new)
+{
+	int seen = old;
+
+	__asm__ __volatile__("cmpxchgl %2, %1"
+			     : "+a"(seen), "+m"(*p)
+			     : "r"(new)
+			     : "cc", "memory");
+	return seen == old;
+}
+#endif
+
+#if !defined(__SANITIZE_THREAD__)
 #define LTX_ARCH_HAS_LOAD_WORD 1
 /*
  * ltx_load_word: an acquire load of the aligned word at p (a plain mov on
@@ -59,5 +80,22 @@ ltx_load_word(const uint64_t *p)
 	return x;
 }
 #endif
+
+/*
+ * ltx_jmpbuf_sp: the stack pointer a glibc x86-64 jmp_buf restores.  glibc
+ * keeps it in word 6 of the buffer, mangled (PTR_MANGLE: xor with the
+ * thread's pointer guard at %fs:0x30, then rotate left by 17); this
+ * undoes that.  rt/jump.c checks on a buffer of its own that it reads
+ * true before relying on it.
+ */
+#define LTX_ARCH_HAS_JMPBUF_SP 1
+static inline uintptr_t ltx_jmpbuf_sp(const void *env)
+{
+	uintptr_t v = ((const uintptr_t *)env)[6], guard;
+
+	__asm__("movq %%fs:0x30, %0" : "=r"(guard));
+	v = (v >> 17) | (v << (64 - 17));
+	return v ^ guard;
+}
 
 #endif /* LTX_ARCH_X86_64_H */

@@ -67,6 +67,8 @@ _Static_assert(sizeof(struct ltx_wentry) == 128, "write-set entry size");
 #define LTX_WENTRY_SINGLE 4u
 /* link of a lone head whose one store is a LTX_WENTRY_SINGLE word. */
 #define LTX_WENTRY_LONE_SINGLE ((uint64_t)LTX_WENTRY_SINGLE << 32)
+/* link of a lone head taken by tm_free: a new version, whatever is stored. */
+#define LTX_WENTRY_LONE_BUMP ((uint64_t)LTX_WENTRY_BUMP << 32)
 
 struct ltx_line; /* cd/lines.h */
 
@@ -112,6 +114,8 @@ struct ltx_cd {
 	int slot;     /* tx: small thread id (visible mode's reader byte) */
 	int counted;  /* invisible: every operation takes the slow path,
 		       * which keeps the directory (capacity limit) */
+	int resizing; /* a log is being moved (wset.c): a signal handler
+		       * must not walk the logs then (release_held) */
 	uint32_t capacity; /* tx: LTX_CAPACITY in slots; 0: none */
 	uint32_t slots;	   /* slots the transaction holds */
 
@@ -164,8 +168,16 @@ struct ltx_cd_ops {
 	unsigned (*prepare)(struct ltx_cd *cd, uintptr_t *ts);
 	void (*publish)(struct ltx_cd *cd, uintptr_t ts);
 	/* release: drop every line held and empty the read and write sets,
-	 * publishing nothing.  Idempotent. */
+	 * publishing nothing.  Idempotent, and it lets go of nothing that
+	 * release_held let go of already. */
 	void (*release)(struct ltx_cd *cd);
+	/* release_held: from a signal handler on the owning thread, whose
+	 * transaction it has just doomed: let go of every line held now --
+	 * the one an interrupted operation has just taken included -- and
+	 * touch nothing else (the logs, the directory: the interrupted code
+	 * may be updating them; the next slow path's release empties them).
+	 * Loads and stores of the lines' lock words only. */
+	void (*release_held)(struct ltx_cd *cd);
 	/* valid_now: whether a live transaction's reads all still hold.
 	 * Called from the fault handler on the owner's thread, at any
 	 * instruction: loads only, no allocation, no lock.  NULL: the mode

@@ -138,6 +138,7 @@ static bool grow_writes(struct ltx_cd *cd)
 			__atomic_store_n(p->orec, ltx_orec_lock_word(p),
 					 __ATOMIC_RELAXED);
 	free(old);
+	ltx_wset_grow_done(cd);
 	return true;
 }
 
@@ -180,15 +181,16 @@ static struct ltx_wentry *lock_orec(struct ltx_cd *cd, uintptr_t *orec,
 		return NULL;
 	}
 	w = cd->ws_next;
-	/* Acquire: as in ltx_inv_fast_acquire. */
+	/* Filled first, as in ltx_inv_lock (release_held). */
+	w->orec = orec;
+	w->old_version = v;
+	/* Acquire: as in ltx_inv_lock. */
 	if (!__atomic_compare_exchange_n(orec, &v,
 					 ltx_orec_lock_word(w), false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return NULL;
 	cd->ws_next = w + 1;
 	w->line = line;
-	w->orec = orec;
-	w->old_version = v;
 	w->link = 0;
 	w->mask = 0;
 	return w;
@@ -402,16 +404,49 @@ static void inv_publish(struct ltx_cd *cd, uintptr_t ts)
 	ltx_inv_publish(cd, ts);
 }
 
-/* Abort: unlock every held orec at its old version (data never changed). */
+/*
+ * Unlock the orec of entry w at its old version (data never changed), if
+ * w still holds it (release_held may have let go of it already; only we
+ * can change an orec holding our lock word, so the test and the store
+ * cannot race).
+ */
+static void unlock_entry(const struct ltx_wentry *w)
+{
+	if (w->orec != NULL &&
+	    __atomic_load_n(w->orec, __ATOMIC_RELAXED) == ltx_orec_lock_word(w))
+		__atomic_store_n(w->orec, w->old_version, __ATOMIC_RELEASE);
+}
+
+/* Abort: unlock every held orec (data never changed), empty the logs. */
 static void inv_release(struct ltx_cd *cd)
 {
 	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++)
-		if (w->orec != NULL)
-			__atomic_store_n(w->orec, w->old_version,
-					 __ATOMIC_RELEASE);
+		unlock_entry(w);
 	if (cd->counted)
 		ltx_lines_reset(cd);
 	ltx_inv_reset(cd);
+}
+
+/*
+ * From a signal handler (cd.h): unlock the entries held, and the next one
+ * if an interrupted lock has just taken its orec (the lock paths fill the
+ * entry's orec and old version before their CAS, so a lock word naming
+ * the entry means the CAS succeeded).  The logs stay as they are.
+ */
+static void inv_release_held(struct ltx_cd *cd)
+{
+	struct ltx_wentry *w, *next = cd->ws_next;
+
+	if (__atomic_load_n(&cd->resizing, __ATOMIC_RELAXED))
+		return;
+	for (w = cd->ws_base; w < next; w++)
+		unlock_entry(w);
+	/* The next entry may never have been used: its orec is trusted
+	 * only if it points into the table. */
+	if (next < cd->ws_end &&
+	    (uintptr_t)next->orec - (uintptr_t)cd->orecs <= cd->orec_mask &&
+	    ((uintptr_t)next->orec & (sizeof(uintptr_t) - 1)) == 0)
+		unlock_entry(next);
 }
 
 /*
@@ -504,6 +539,7 @@ const struct ltx_cd_ops ltx_cd_invisible = {
 	.prepare = inv_prepare,
 	.publish = inv_publish,
 	.release = inv_release,
+	.release_held = inv_release_held,
 	.valid_now = inv_valid_now,
 	.make_irrevocable = inv_make_irrevocable,
 	.line_state = inv_line_state,

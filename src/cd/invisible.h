@@ -95,14 +95,16 @@ ltx_inv_lock(struct ltx_cd *cd, uintptr_t *orec, uintptr_t v,
 
 	if (ltx_unlikely(w == cd->ws_end))
 		return NULL;
+	/* Filled before the CAS: a signal handler that lands right after
+	 * it finds the orec it took and its old version (release_held). */
+	w->orec = orec;
+	w->old_version = v;
 	if (ltx_unlikely(!__atomic_compare_exchange_n(
 		    orec, &v, ltx_orec_lock_word(w), false, __ATOMIC_ACQUIRE,
 		    __ATOMIC_RELAXED)))
 		return NULL;
 	cd->ws_next = w + 1;
 	w->line = (uintptr_t)addr & ~LTX_LINE_MASK;
-	w->orec = orec;
-	w->old_version = v;
 	w->link = 0;
 	return w;
 }
@@ -191,9 +193,10 @@ ltx_inv_fast_store_owned(struct ltx_cd *cd, void *addr, uint64_t val,
  * alone on its orec, seen at v (read after write): the word as the
  * transaction sees it, its buffered bytes over memory's.  The entry is
  * only read: a lone word kept aside (LTX_WENTRY_SINGLE) is answered from
- * there.  For a live, uncounted transaction (limit != 0: a counted one's
- * loads are charged in invisible.c).  Returns false for anything else
- * (not ours, chains: the slow path).
+ * there.  Nothing to log: a line held needs no validation.  For a live,
+ * uncounted transaction (limit != 0: a counted one's loads are charged in
+ * invisible.c).  Returns false for anything else (not ours, chains: the
+ * slow path).
  */
 static inline __attribute__((always_inline)) bool
 ltx_inv_load_owned(const struct ltx_cd *cd, uintptr_t v, const void *addr,
@@ -203,7 +206,9 @@ ltx_inv_load_owned(const struct ltx_cd *cd, uintptr_t v, const void *addr,
 
 	if (w == NULL)
 		return false;
-	if (w->link == 0) {
+	/* A lone head, or one tm_free marked for a new version (its bytes
+	 * are still the transaction's to read). */
+	if (w->link == 0 || w->link == LTX_WENTRY_LONE_BUMP) {
 		*out = ltx_wset_merged_word(w, addr);
 		return true;
 	}

@@ -115,6 +115,15 @@ static struct ltx_bytelock *lock_of(uintptr_t line)
 						      table_mask));
 }
 
+/* Whether p is the address of a bytelock of the table (its owner word). */
+static bool in_table(uintptr_t p)
+{
+	uintptr_t t = (uintptr_t)__atomic_load_n(&table, __ATOMIC_RELAXED);
+
+	return t != 0 && p - t <= table_mask &&
+	       ((p - t) & (sizeof(struct ltx_bytelock) - 1)) == 0;
+}
+
 static uintptr_t me(const struct ltx_cd *cd)
 {
 	return (uintptr_t)cd->slot + 1;
@@ -143,6 +152,9 @@ static unsigned read_lock(struct ltx_cd *cd, struct ltx_bytelock *lock)
 		 * have taken it since, so it is still ours to read. */
 		if (__atomic_load_n(mine, __ATOMIC_RELAXED))
 			return 0;
+		/* Named before the mark: a signal handler landing right after
+		 * it finds what to clear (release_held). */
+		cd->rs_next->orec = (uintptr_t *)lock;
 		__atomic_exchange_n(mine, 1, __ATOMIC_SEQ_CST);
 		owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
 		while (cd->irrevocable && owner != 0 && owner != me(cd)) {
@@ -230,6 +242,8 @@ static struct ltx_wentry *write_lock(struct ltx_cd *cd, uintptr_t line,
 		*cause = NOMEM_CAUSE;
 		return NULL;
 	}
+	/* Named before the CAS, for release_held (see read_lock). */
+	cd->ws_next->orec = &lock->owner;
 	/* Owned already (another line on it): no reader got in since. */
 	if (__atomic_load_n(&lock->owner, __ATOMIC_RELAXED) != me(cd)) {
 		while (!__atomic_compare_exchange_n(
@@ -365,25 +379,41 @@ static unsigned vis_validate(struct ltx_cd *cd)
 	return 0;
 }
 
+/*
+ * Let go of the owner word of entry w if we still hold it (release_held
+ * may have let go of it; only we store our id there, so the test and the
+ * store cannot race).  Pairs with the next owner's CAS and with readers'
+ * seq_cst loads of the owner word.
+ */
+static void unlock_owner(const struct ltx_cd *cd, const struct ltx_wentry *w)
+{
+	if (w->orec != NULL && __atomic_load_n(w->orec, __ATOMIC_RELAXED) ==
+				       me(cd))
+		__atomic_store_n(w->orec, 0, __ATOMIC_RELEASE);
+}
+
+/* Clear our reader byte on the lock of read-set entry r (idempotent).
+ * Pairs with a writer's loads of the reader words: our loads of the line
+ * happen before its write-back. */
+static void unmark_reader(const struct ltx_cd *cd, const struct ltx_rentry *r)
+{
+	struct ltx_bytelock *lock = (struct ltx_bytelock *)r->orec;
+
+	__atomic_store_n(&lock->reader[cd->slot], 0, __ATOMIC_RELEASE);
+}
+
 /* Let go of every line: owners first, then reader marks. */
 static void release_locks(struct ltx_cd *cd)
 {
 	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++)
-		if (w->orec != NULL)
-			/* Pairs with the next owner's CAS and with readers'
-			 * seq_cst loads of the owner word. */
-			__atomic_store_n(w->orec, 0, __ATOMIC_RELEASE);
+		unlock_owner(cd, w);
 	for (struct ltx_rentry *r = cd->rs_base; r < cd->rs_next; r++) {
-		struct ltx_bytelock *lock = (struct ltx_bytelock *)r->orec;
-
-		/* Pairs with a writer's loads of the reader words: our
-		 * loads of the line happen before its write-back. */
 		if (slotted(cd))
-			__atomic_store_n(&lock->reader[cd->slot], 0,
-					 __ATOMIC_RELEASE);
+			unmark_reader(cd, r);
 		else
-			__atomic_fetch_sub(&lock->unslotted, 1,
-					   __ATOMIC_RELEASE);
+			__atomic_fetch_sub(
+				&((struct ltx_bytelock *)r->orec)->unslotted,
+				1, __ATOMIC_RELEASE);
 	}
 	cd->rs_next = cd->rs_base;
 	cd->ws_next = cd->ws_base;
@@ -410,6 +440,33 @@ static void vis_publish(struct ltx_cd *cd, uintptr_t ts)
 static void vis_release(struct ltx_cd *cd)
 {
 	release_locks(cd);
+}
+
+/*
+ * From a signal handler (cd.h): let go of the owner words and reader bytes
+ * held, and of the next entry's if an interrupted operation has just taken
+ * it (the lock paths name it first).  An unslotted thread's read counts
+ * are left to the next release: a count cannot be taken back twice.
+ */
+static void vis_release_held(struct ltx_cd *cd)
+{
+	struct ltx_wentry *w, *wn = cd->ws_next;
+	struct ltx_rentry *r, *rn = cd->rs_next;
+
+	if (__atomic_load_n(&cd->resizing, __ATOMIC_RELAXED))
+		return;
+	for (w = cd->ws_base; w < wn; w++)
+		unlock_owner(cd, w);
+	/* The next entries may never have been used: their pointers are
+	 * trusted only if they point at a lock of the table. */
+	if (wn < cd->ws_end && in_table((uintptr_t)wn->orec))
+		unlock_owner(cd, wn);
+	if (!slotted(cd))
+		return;
+	for (r = cd->rs_base; r < rn; r++)
+		unmark_reader(cd, r);
+	if (rn < cd->rs_end && in_table((uintptr_t)rn->orec))
+		unmark_reader(cd, rn);
 }
 
 /* Every line read or written is held already: nothing to take. */
@@ -439,6 +496,7 @@ const struct ltx_cd_ops ltx_cd_visible = {
 	.prepare = vis_prepare,
 	.publish = vis_publish,
 	.release = vis_release,
+	.release_held = vis_release_held,
 	/* valid_now: NULL, a live transaction's reads always hold */
 	.make_irrevocable = vis_make_irrevocable,
 	.line_state = vis_line_state,

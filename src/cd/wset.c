@@ -19,29 +19,65 @@ const uint64_t ltx_wset_byte_masks[256] = {
 	MASK64(0), MASK64(64), MASK64(128), MASK64(192)
 };
 
+/*
+ * Synchronization with the owner's signal handlers: while a log moves, its
+ * three pointers disagree; resizing is set around the move (compiler
+ * barriers: the handler runs on this thread), and release_held then
+ * leaves the logs alone (the next slow path's release lets go of them).
+ */
+static void begin_resize(struct ltx_cd *cd)
+{
+	__atomic_store_n(&cd->resizing, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static void end_resize(struct ltx_cd *cd)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&cd->resizing, 0, __ATOMIC_RELAXED);
+}
+
 bool ltx_rset_grow(struct ltx_cd *cd)
 {
 	size_t cap = (size_t)(cd->rs_end - cd->rs_base);
 	size_t used = (size_t)(cd->rs_next - cd->rs_base);
+	bool ok;
 
-	if (cd->no_alloc ||
-	    !LTX_ARRAY_RESERVE(&cd->rs_base, &cap, used, used + 1, 1))
+	if (cd->no_alloc)
 		return false;
-	cd->rs_next = cd->rs_base + used;
-	cd->rs_end = cd->rs_base + cap;
-	return true;
+	begin_resize(cd);
+	ok = LTX_ARRAY_RESERVE(&cd->rs_base, &cap, used, used + 1, 1);
+	if (ok) {
+		cd->rs_next = cd->rs_base + used;
+		cd->rs_end = cd->rs_base + cap;
+	}
+	end_resize(cd);
+	return ok;
 }
 
 bool ltx_wset_grow(struct ltx_cd *cd, void **old)
 {
 	size_t cap = (size_t)(cd->ws_end - cd->ws_base);
 	size_t used = (size_t)(cd->ws_next - cd->ws_base);
+	bool ok;
 
-	if (cd->no_alloc ||
-	    !ltx_array_reserve((void **)&cd->ws_base, &cap, used, used + 1,
-			       sizeof(*cd->ws_base), 1, LTX_LINE_SIZE, old))
+	if (cd->no_alloc)
 		return false;
-	cd->ws_next = cd->ws_base + used;
-	cd->ws_end = cd->ws_base + cap;
-	return true;
+	begin_resize(cd);
+	ok = ltx_array_reserve((void **)&cd->ws_base, &cap, used, used + 1,
+			       sizeof(*cd->ws_base), 1, LTX_LINE_SIZE, old);
+	if (ok) {
+		cd->ws_next = cd->ws_base + used;
+		cd->ws_end = cd->ws_base + cap;
+	}
+	/* The invisible mode repoints its orecs before it frees the old
+	 * set; until then release_held would not recognize our locks. */
+	if (!ok || old == NULL)
+		end_resize(cd);
+	return ok;
+}
+
+void ltx_wset_grow_done(struct ltx_cd *cd)
+{
+	end_resize(cd);
 }

@@ -126,6 +126,10 @@ static inline void ltx_wset_write_back(const struct ltx_wentry *w, uint64_t m)
  */
 bool ltx_wset_grow(struct ltx_cd *cd, void **old);
 
+/* ltx_wset_grow_done: a caller that took *old from ltx_wset_grow has put
+ * its orecs right and freed it (the move is over for signal handlers). */
+void ltx_wset_grow_done(struct ltx_cd *cd);
+
 /* ltx_rset_grow: double the read set.  Returns false when out of memory
  * or not allowed to allocate. */
 bool ltx_rset_grow(struct ltx_cd *cd);

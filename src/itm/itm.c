@@ -155,14 +155,50 @@ static uint32_t irrevocable_path(uint32_t prop)
  * transaction doomed (at any slow path, or at commit) and the fault
  * sandbox when a doomed one faults: restart it from its begin.
  */
+/* The state a checkpoint is embedded in. */
+static struct ltx_itm_thread *state_of(struct ltx_checkpoint *cp)
+{
+	return (struct ltx_itm_thread *)(void *)((char *)cp -
+						 offsetof(struct ltx_itm_thread,
+							  cp));
+}
+
 static void checkpoint_restart(struct ltx_checkpoint *cp, unsigned cause)
 {
-	struct ltx_itm_thread *t = cp->arg;
+	struct ltx_itm_thread *t = state_of(cp);
 
 	(void)cause;
 	/* commit_outermost had already marked the transaction over. */
 	t->mode = ITM_INSTR;
 	ltx_itm_restart(t);
+}
+
+/* A jump (longjmp) took the thread out of the transaction, which the
+ * transaction layer has ended: the ABI's state starts over. */
+static void checkpoint_left(struct ltx_checkpoint *cp)
+{
+	struct ltx_itm_thread *t = state_of(cp);
+
+	ltx_itm_eh_rollback(t);
+	t->undo_len = 0;
+	t->nests_len = 0;
+	t->depth = 0;
+	t->mode = ITM_NONE;
+	t->id = 0;
+}
+
+/* Register the transaction's restart point with the ltx transaction:
+ * restarted there when doomed (ITM_INSTR), ended if a jump leaves it. */
+static const struct ltx_checkpoint_ops checkpoint_ops = {
+	.restart = checkpoint_restart,
+	.left = checkpoint_left,
+};
+
+static void arm(struct ltx_itm_thread *t, struct ltx_tx *tx)
+{
+	t->cp.ops = &checkpoint_ops;
+	t->cp.sp = t->jb.cfa;
+	tx->checkpoint = &t->cp;
 }
 
 /* Begin the ltx transaction of the outermost one in mode; returns its
@@ -176,9 +212,7 @@ static uint32_t enter(struct ltx_itm_thread *t, int mode)
 	t->stats.begins[mode]++;
 	if (mode == ITM_INSTR) {
 		ltx_tx_begin(tx);
-		t->cp.restart = checkpoint_restart;
-		t->cp.arg = t;
-		tx->checkpoint = &t->cp;
+		arm(t, tx);
 		return ITM_A_INSTRUMENTED;
 	}
 	if (!ltx_status_idle(__atomic_load_n(&tx->status, __ATOMIC_RELAXED))) {
@@ -190,6 +224,7 @@ static uint32_t enter(struct ltx_itm_thread *t, int mode)
 	} else {
 		ltx_tx_begin_exclusive(tx);
 	}
+	arm(t, tx); /* never restarted: it runs alone, irrevocably */
 	if (mode == ITM_SERIAL)
 		return ITM_A_INSTRUMENTED;
 	if (irrevocable_path(t->prop) == ITM_A_UNINSTRUMENTED) {
@@ -456,7 +491,6 @@ void ltx_itm_go_irrevocable(struct ltx_itm_thread *t)
 	 * irrevocably from the begin.
 	 */
 	if (ltx_tx_become_exclusive(ltx_self)) {
-		ltx_self->checkpoint = NULL; /* it cannot fail any more */
 		t->mode = ITM_SERIAL_IRR;
 		t->log_writes = false;
 		t->stats.upgrades++;

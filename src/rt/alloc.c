@@ -10,6 +10,7 @@
 
 #include <jemalloc/jemalloc.h> /* the MALLOCX_* flag encodings only */
 
+#include "arch/arch.h"
 #include "rt/alloc.h"
 #include "rt/config.h"
 
@@ -28,20 +29,18 @@
  * The private copy's entry points (src/rt/jemalloc.syms renames them; the
  * header is used for the MALLOCX_* flag encodings only).
  */
+void *ltx_je_calloc(size_t n, size_t size);
 void *ltx_je_mallocx(size_t size, int flags);
-void ltx_je_sdallocx(void *p, size_t size, int flags);
 size_t ltx_je_sallocx(const void *p, int flags);
 int ltx_je_mallctl(const char *name, void *old, size_t *oldlen, void *new,
 		   size_t newlen);
 
-static unsigned arena; /* ltx's own arena */
-
 /*
- * Synchronization: backend is written once, inside pthread_once, before
+ * Synchronization: ltx_alloc_backend is written once, inside pthread_once, before
  * any block exists; every later reader runs after ltx_alloc_init returned
  * (pthread_once orders it), or holds a block that could only come from it.
  */
-static int backend = -1; /* enum ltx_alloc_backend; -1: not loaded */
+int ltx_alloc_backend = -1; /* enum ltx_alloc_backend; -1: not loaded */
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 static bool asan_present(void)
@@ -49,15 +48,18 @@ static bool asan_present(void)
 	return BUILT_WITH_ASAN || dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
 }
 
+/* The private copy starts on its first call (its constructor is dropped:
+ * src/Makefile.am); make that call now, where failing can be reported. */
 static bool load_jemalloc(void)
 {
-	size_t len = sizeof(arena);
+	void *p = ltx_je_malloc(1);
 
-	if (ltx_je_mallctl("arenas.create", &arena, &len, NULL, 0) != 0) {
-		fprintf(stderr, "ltx: tm_malloc: jemalloc cannot create an "
-				"arena for ltx; set LTX_ALLOC=libc\n");
+	if (p == NULL) {
+		fprintf(stderr, "ltx: tm_malloc: jemalloc cannot start; set "
+				"LTX_ALLOC=libc\n");
 		return false;
 	}
+	ltx_je_sdallocx(p, 1, 0);
 	return true;
 }
 
@@ -74,13 +76,13 @@ static void init(void)
 		want = asan_present() ? LTX_ALLOC_LIBC : LTX_ALLOC_JEMALLOC;
 	if (want == LTX_ALLOC_JEMALLOC && !load_jemalloc())
 		return;
-	backend = want;
+	ltx_alloc_backend = want;
 }
 
 int ltx_alloc_init(void)
 {
 	pthread_once(&init_once, init);
-	if (backend < 0) {
+	if (ltx_alloc_backend < 0) {
 		errno = ENOMEM;
 		return -1;
 	}
@@ -89,45 +91,20 @@ int ltx_alloc_init(void)
 
 bool ltx_alloc_loaded(void)
 {
-	return __atomic_load_n(&backend, __ATOMIC_RELAXED) >= 0;
+	return __atomic_load_n(&ltx_alloc_backend, __ATOMIC_RELAXED) >= 0;
 }
 
-int ltx_alloc_cache_create(void)
-{
-	unsigned tc;
-	size_t len = sizeof(tc);
-
-	if (backend != LTX_ALLOC_JEMALLOC ||
-	    ltx_je_mallctl("tcache.create", &tc, &len, NULL, 0) != 0)
-		return -1;
-	return (int)tc;
-}
-
-void ltx_alloc_cache_destroy(int cache)
-{
-	unsigned tc = (unsigned)cache;
-
-	if (cache >= 0 && backend == LTX_ALLOC_JEMALLOC)
-		ltx_je_mallctl("tcache.destroy", NULL, NULL, &tc, sizeof(tc));
-}
-
-static int cache_flag(int cache)
-{
-	return cache >= 0 ? MALLOCX_TCACHE(cache) : MALLOCX_TCACHE_NONE;
-}
-
-void *ltx_alloc(size_t size, size_t align, bool zero, int cache)
+void *ltx_alloc_slow(size_t size, size_t align, bool zero)
 {
 	void *p;
 
-	if (backend == LTX_ALLOC_JEMALLOC) {
-		int flags = MALLOCX_ARENA(arena) | cache_flag(cache);
-
-		if (align != 0)
-			flags |= MALLOCX_ALIGN(align);
-		if (zero)
-			flags |= MALLOCX_ZERO;
-		return ltx_je_mallocx(size, flags);
+	if (ltx_likely(ltx_alloc_backend == LTX_ALLOC_JEMALLOC)) {
+		/* The plain entry points: jemalloc's fast path. */
+		if (ltx_likely(align == 0))
+			return zero ? ltx_je_calloc(1, size)
+				    : ltx_je_malloc(size);
+		return ltx_je_mallocx(size, MALLOCX_ALIGN(align) |
+						    (zero ? MALLOCX_ZERO : 0));
 	}
 	if (align > sizeof(max_align_t)) {
 		if (posix_memalign(&p, align, size) != 0)
@@ -141,15 +118,15 @@ void *ltx_alloc(size_t size, size_t align, bool zero, int cache)
 
 size_t ltx_alloc_usable(const void *p)
 {
-	if (backend == LTX_ALLOC_JEMALLOC)
+	if (ltx_alloc_backend == LTX_ALLOC_JEMALLOC)
 		return ltx_je_sallocx(p, 0);
 	return malloc_usable_size((void *)p);
 }
 
-void ltx_alloc_free(void *p, size_t size, int cache)
+void ltx_alloc_free_slow(void *p, size_t size)
 {
-	if (backend == LTX_ALLOC_JEMALLOC)
-		ltx_je_sdallocx(p, size, cache_flag(cache));
+	if (ltx_likely(ltx_alloc_backend == LTX_ALLOC_JEMALLOC))
+		ltx_je_sdallocx(p, size, 0);
 	else
 		free(p);
 }

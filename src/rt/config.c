@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The LTX_* settings: parsing, defaults, and the environment. */
+#define _GNU_SOURCE /* secure_getenv */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@ struct ltx_config ltx_config = {
 	.mode = LTX_MODE_INVISIBLE,
 	.orec_bits = LTX_OREC_BITS_DEFAULT,
 	.backoff = { .policy = LTX_BACKOFF_EXP, .min = 64, .max = 65536 },
-	.serial_after = 100,
+	.serial_after = 16,
 	.alloc = LTX_ALLOC_AUTO,
 	.mem_limit = LTX_MEM_LIMIT_DEFAULT,
 	.itm_serial = 1,
@@ -53,7 +54,7 @@ static const char *parse_mode(const char *value, struct ltx_config *cfg)
 		cfg->mode = LTX_MODE_VISIBLE;
 		return NULL;
 	}
-	return "unknown mode";
+	return LTX_CONFIG_UNACCEPTED;
 }
 
 static void format_mode(const struct ltx_config *cfg, char *buf, size_t len)
@@ -68,7 +69,7 @@ static const char *parse_orec_bits(const char *value, struct ltx_config *cfg)
 
 	if (!parse_number(value, value + strlen(value), LTX_OREC_BITS_MIN,
 			  LTX_OREC_BITS_MAX, &v))
-		return "not an integer from 4 to 28";
+		return LTX_CONFIG_UNACCEPTED;
 	cfg->orec_bits = (unsigned)v;
 	return NULL;
 }
@@ -89,7 +90,7 @@ static const char *parse_capacity(const char *value, struct ltx_config *cfg)
 		return NULL;
 	}
 	if (!parse_number(value, value + strlen(value), 0, 1u << 30, &v))
-		return "not unlimited or an integer from 0 to 2^30";
+		return LTX_CONFIG_UNACCEPTED;
 	cfg->capacity = (unsigned)v;
 	return NULL;
 }
@@ -123,7 +124,7 @@ static const char *parse_backoff(const char *value, struct ltx_config *cfg)
 	else if (n == 5 && strncmp(value, "yield", 5) == 0)
 		b.policy = LTX_BACKOFF_YIELD;
 	else
-		return "unknown policy";
+		return LTX_CONFIG_UNACCEPTED;
 	if (colon != NULL) {
 		if (b.policy == LTX_BACKOFF_NONE ||
 		    b.policy == LTX_BACKOFF_YIELD)
@@ -198,7 +199,7 @@ static const char *parse_stats(const char *value, struct ltx_config *cfg)
 	else if (strcmp(value, "stacks") == 0)
 		cfg->stats = LTX_STATS_STACKS;
 	else
-		return "not 0, 1 or stacks";
+		return LTX_CONFIG_UNACCEPTED;
 	return NULL;
 }
 
@@ -232,7 +233,7 @@ static const char *parse_serial_after(const char *value,
 	uint64_t v;
 
 	if (!parse_number(value, value + strlen(value), 0, 1000000000, &v))
-		return "not an integer from 0 to 1000000000";
+		return LTX_CONFIG_UNACCEPTED;
 	__atomic_store_n(&cfg->serial_after, (unsigned)v, __ATOMIC_RELAXED);
 	return NULL;
 }
@@ -253,7 +254,7 @@ static const char *parse_alloc(const char *value, struct ltx_config *cfg)
 	else if (strcmp(value, "libc") == 0)
 		cfg->alloc = LTX_ALLOC_LIBC;
 	else
-		return "unknown allocator";
+		return LTX_CONFIG_UNACCEPTED;
 	return NULL;
 }
 
@@ -279,7 +280,7 @@ static const char *parse_mem_limit(const char *value, struct ltx_config *cfg)
 	}
 	if (!parse_number(value, value + n, 1, (uint64_t)1 << 40 >> shift,
 			  &v))
-		return "not a size from 1 byte to 1 TiB";
+		return LTX_CONFIG_UNACCEPTED;
 	__atomic_store_n(&cfg->mem_limit, v << shift, __ATOMIC_RELAXED);
 	return NULL;
 }
@@ -299,7 +300,7 @@ static const char *parse_itm_serial(const char *value, struct ltx_config *cfg)
 	else if (strcmp(value, "never") == 0)
 		__atomic_store_n(&cfg->itm_serial, 0, __ATOMIC_RELAXED);
 	else
-		return "unknown policy";
+		return LTX_CONFIG_UNACCEPTED;
 	return NULL;
 }
 
@@ -319,7 +320,7 @@ static const char *parse_itm_report(const char *value, struct ltx_config *cfg)
 	else if (strcmp(value, "1") == 0)
 		__atomic_store_n(&cfg->itm_report, 1, __ATOMIC_RELAXED);
 	else
-		return "not 0 or 1";
+		return LTX_CONFIG_UNACCEPTED;
 	return NULL;
 }
 
@@ -344,14 +345,16 @@ static const struct ltx_setting settings[] = {
 	{ "LTX_STATS_FILE", "a file name, or empty for stderr", "",
 	  LTX_SETTING_STARTUP, parse_stats_file, format_stats_file },
 	{ "LTX_SERIAL_AFTER",
-	  "an integer from 0 (never) to 1000000000", "100",
+	  "an integer from 0 (never) to 1000000000", "16",
 	  LTX_SETTING_ANYTIME, parse_serial_after, format_serial_after },
 	{ "LTX_ALLOC", "auto | jemalloc | libc", "auto", LTX_SETTING_STARTUP,
 	  parse_alloc, format_alloc },
-	{ "LTX_MEM_LIMIT", "a size in bytes, with an optional k, m or g suffix",
+	{ "LTX_MEM_LIMIT",
+	  "a size from 1 byte to 1 TiB, in bytes or with a k, m or g suffix",
 	  "67108864", LTX_SETTING_ANYTIME, parse_mem_limit, format_mem_limit },
 	{ "LTX_CAPACITY",
-	  "unlimited | SLOTS (1 per line read, 2 per line written)",
+	  "unlimited | SLOTS, an integer from 0 to 1073741824 (1 per line "
+	  "read, 2 per line written)",
 	  "unlimited", LTX_SETTING_STARTUP, parse_capacity, format_capacity },
 	{ "LTX_ITM_SERIAL", "auto | never", "auto", LTX_SETTING_ANYTIME,
 	  parse_itm_serial, format_itm_serial },
@@ -372,20 +375,45 @@ const char *ltx_config_apply(const struct ltx_setting *s, const char *value)
 	return s->parse(value, &ltx_config);
 }
 
+/*
+ * The environment of a program that runs with privileges its caller does
+ * not have (set-user-ID, set-group-ID, file capabilities: AT_SECURE) is the
+ * caller's to choose: LTX_STATS_FILE would name a file the program then
+ * writes, and every other setting changes what it does.  secure_getenv
+ * returns NULL there, so such a program runs on the defaults and whatever
+ * it sets itself (tm_config_set); a setting found in its environment is
+ * named once, so that the caller knows it had no effect.
+ */
 void ltx_config_from_env(void)
 {
 	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
 		const struct ltx_setting *s = &settings[i];
-		const char *v = getenv(s->name);
+		const char *v = secure_getenv(s->name);
 		const char *why;
 
-		if (v == NULL)
+		if (v == NULL) {
+			if (getenv(s->name) != NULL)
+				fprintf(stderr,
+					"ltx: %s is ignored: the program runs "
+					"with privileges its caller does not "
+					"have (set-user-ID or the like)\n",
+					s->name);
 			continue;
+		}
 		why = ltx_config_apply(s, v);
 		if (why != NULL)
-			fprintf(stderr,
-				"ltx: %s=\"%s\" is invalid (%s); accepted: %s; "
-				"using the default, %s\n",
-				s->name, v, why, s->forms, s->dflt);
+			ltx_config_warn(s, v, why);
 	}
+}
+
+void ltx_config_warn(const struct ltx_setting *s, const char *value,
+		     const char *why)
+{
+	/* One format for every setting; the reason only when it says more
+	 * than the accepted forms do. */
+	fprintf(stderr, "ltx: %s=\"%s\" is invalid%s%s%s; accepted: %s; "
+		"using the default, %s\n",
+		s->name, value, why[0] != '\0' ? " (" : "", why,
+		why[0] != '\0' ? ")" : "", s->forms,
+		s->dflt[0] != '\0' ? s->dflt : "\"\"");
 }

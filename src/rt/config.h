@@ -52,11 +52,15 @@ struct ltx_setting {
 	const char *dflt;  /* the default value */
 	int when;	   /* enum ltx_setting_when */
 	/* parse: check value and store it in cfg; NULL, or why it is bad
-	 * (cfg is then unchanged) */
+	 * (cfg is then unchanged): LTX_CONFIG_UNACCEPTED when it is simply
+	 * not one of the accepted forms, else a phrase that says more */
 	const char *(*parse)(const char *value, struct ltx_config *cfg);
 	/* format: the current value in the syntax parse accepts */
 	void (*format)(const struct ltx_config *cfg, char *buf, size_t len);
 };
+
+/* What a parser returns for a value that is none of the forms it accepts. */
+#define LTX_CONFIG_UNACCEPTED ""
 
 /* ltx_config_find: the setting called name, or NULL. */
 const struct ltx_setting *ltx_config_find(const char *name);
@@ -65,10 +69,19 @@ const struct ltx_setting *ltx_config_find(const char *name);
 const char *ltx_config_apply(const struct ltx_setting *s, const char *value);
 
 /*
- * ltx_config_from_env: apply every LTX_* variable that is set.  A bad value
- * is reported once on stderr, naming the variable and the accepted forms,
- * and the default stays in force.
+ * ltx_config_from_env: apply every LTX_* variable that is set, unless the
+ * program runs with privileges its caller lacks (secure_getenv(3)): then
+ * none is applied, and each one set is named on stderr.  A bad value is
+ * reported once on stderr (ltx_config_warn), and the default stays in force.
  */
 void ltx_config_from_env(void);
+
+/*
+ * ltx_config_warn: the one message for a bad value of setting s: the
+ * variable, the value, why (unless LTX_CONFIG_UNACCEPTED), the accepted
+ * forms and the default in force.
+ */
+void ltx_config_warn(const struct ltx_setting *s, const char *value,
+		     const char *why);
 
 #endif /* LTX_RT_CONFIG_H */

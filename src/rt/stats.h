@@ -15,48 +15,138 @@
 #define LTX_STATS_HIST 16
 
 /*
- * Synchronization: only the owning thread writes these, with plain
- * increments; readers in other threads may see a torn or stale total and
- * must treat the figures as approximate while the thread runs.
+ * Why transactions aborted, in rows: each abort is counted in exactly one,
+ * the first that applies in this order (tx/stats.c, ltx_stats_abort), so
+ * the rows add up to the aborts.  R(ID, key, label): LTX_ABORT_<ID>, the
+ * JSON key, the summary's label.  An abort's TM_ABORT_* bits (abort_cause,
+ * where an abort may have several) and the site where the transaction was
+ * doomed decide its row.
  */
+#define LTX_ABORT_ROWS_LIST(R)                                                \
+	R(EXPLICIT, explicit, "tm_abort or tm_retry")                         \
+	R(SIGNAL, signal, "a signal landed")                                  \
+	R(NOMEM, nomem, "no memory for the logs")                             \
+	R(CAPACITY, capacity, "capacity (LTX_CAPACITY)")                      \
+	R(CONFLICT_LT, conflict_lt, "conflict found by LT")                   \
+	R(CONFLICT_ST, conflict_st, "conflict found by LTX/ST")               \
+	R(UPGRADE, upgrade, "upgrade: LTX/ST after LT")                       \
+	R(VALIDATE, validate, "failed VALIDATE")                              \
+	R(COMMIT, commit, "failed COMMIT")                                    \
+	R(DOOMED, doomed, "doomed by another tx")                             \
+	R(FAULT, fault, "fault while doomed")                                 \
+	R(OTHER, other, "other")
+
+#define LTX_ABORT_ROW_ID_(id, key, label) LTX_ABORT_##id,
+enum ltx_abort_row { LTX_ABORT_ROWS_LIST(LTX_ABORT_ROW_ID_) LTX_ABORT_N_ };
+#define LTX_ABORT_ROWS 12 /* a number, for the segment's names */
+_Static_assert(LTX_ABORT_ROWS == LTX_ABORT_N_, "LTX_ABORT_ROWS");
+
 /*
- * Read-only commits are not counted on their (fast) path: they are the
- * transactions begun (struct ltx_tx.tx_id) less commits_rw, less aborts,
- * less the one in progress if any.
+ * The statistics record, each field once: from this list come struct
+ * ltx_stats (each thread's counters in its descriptor, and the process
+ * totals), the counters of the statistics segment (laid out in the list's
+ * order; the segment carries the list's names, LTX_STATS_NAMES, so a reader
+ * built from another list refuses it: rt/statseg.h), the names ltxstat
+ * prints, the merge of the threads' counters and the copy into the public
+ * struct tm_stats (tx/stats.c, where a static check ties that struct to
+ * this list).  Adding a counter is one line here, and its increments.
+ *
+ * X(name, dim, abi, show, what):
+ *   name  the field: tx->stats.name, tm_stats.name, the JSON key
+ *   dim   empty for one counter, [N] for an array of N
+ *   abi   TM: also in the public struct tm_stats, at the place it has in
+ *         this list among the TM and SUM fields (so a new public field goes
+ *         at the end of both); LTX: internal (the segment and ltxstat);
+ *         SUM: in struct tm_stats only, worked out from the stored fields
+ *         by LTX_STATS_SUM_<name>(c)
+ *   show  OWN: ltxstat's summary prints it in a layout of its own; LINE: the
+ *         summary prints it as "count  what" when it is not 0; JSON: only
+ *         --json prints it; NONE: nothing prints it
+ *   what  what it counts (the summary's label, and the docs' wording)
+ *
+ * Synchronization: only the owning thread writes a descriptor's fields,
+ * with plain increments, inside the seqlock of tx/stats.h where fields go
+ * together (an abort and its cause); readers in other threads copy them
+ * with relaxed loads and the seqlock.
+ *
+ * Read-only commits are not counted on their (fast) path while statistics
+ * are off: they are then the transactions begun (struct ltx_tx.tx_id) less
+ * commits_rw, less aborts, less the one in progress if any.  Fields marked
+ * "stats on" are counted only while LTX_STATS is on (struct ltx_tx.stats_on),
+ * in slow paths.
  */
+#define LTX_STATS_FIELDS(X)                                                   \
+	X(threads, , TM, OWN, "threads that used ltx")                        \
+	X(commits, , SUM, OWN, "committed transactions")                      \
+	X(commits_ro, , TM, OWN, "commits that wrote no line")                \
+	X(commits_rw, , TM, OWN, "commits that wrote a line")                 \
+	X(aborts, , TM, OWN, "aborted transactions (each try counts)")        \
+	X(abort_cause, [LTX_STATS_CAUSES], TM, JSON,                          \
+	  "aborts by TM_ABORT_* bit (an abort may have several)")             \
+	X(conflicts_read, , TM, JSON, "LT found the line held (stats on)")    \
+	X(conflicts_write, , TM, JSON,                                        \
+	  "LTX/ST found the line held (stats on)")                            \
+	X(conflicts_upgrade, , TM, JSON,                                      \
+	  "LTX/ST found a line it had read held (stats on)")                  \
+	X(retries_hist, [LTX_STATS_HIST], TM, OWN,                            \
+	  "failed tries per commit (stats on)")                               \
+	X(reads_hist, [LTX_STATS_HIST], TM, OWN,                              \
+	  "LT loads per commit (stats on)")                                   \
+	X(writes_hist, [LTX_STATS_HIST], TM, OWN,                             \
+	  "lines written per commit (stats on)")                              \
+	X(backoff_cycles, , TM, OWN, "cycle-counter ticks spent backing off") \
+	X(irrevocable, , TM, OWN, "transactions made irrevocable")            \
+	X(serial, , TM, OWN, "... of them by LTX_SERIAL_AFTER")               \
+	X(bus_t_read, , TM, OWN, "bus T_READ requests (LT of a new line)")    \
+	X(bus_t_rfo, , TM, OWN, "bus T_RFO requests (LTX/ST of a new line)")  \
+	X(bus_busy, , TM, OWN, "bus BUSY answers")                            \
+	X(bus_writeback, , TM, OWN, "lines written back at commit")           \
+	X(aborts_by, [LTX_ABORT_ROWS], LTX, OWN,                              \
+	  "aborts by reason, each in one row (LTX_ABORT_ROWS_LIST; stats on)") \
+	X(sites_dropped, , LTX, OWN, "aborts at sites not kept")              \
+	X(mem_pending_bytes, , LTX, NONE,                                     \
+	  "bytes freed by tm_free, not yet released")                         \
+	X(mem_pending_blocks, , LTX, NONE, "the blocks of mem_pending_bytes") \
+	X(mem_freed_blocks, , LTX, NONE, "blocks released to the allocator")  \
+	X(mem_alloc_blocks, , LTX, NONE,                                      \
+	  "blocks returned by tm_malloc and friends")
+
+/* SUM fields, from the stored ones of c (a struct ltx_stats pointer). */
+#define LTX_STATS_SUM_commits(c) ((c)->commits_ro + (c)->commits_rw)
+
+/* Pick fields by their abi column: STORED (in struct ltx_stats), PUBLIC (in
+ * struct tm_stats); and by their show column: JSON, LINE. */
+#define LTX_STATS_STORED_TM(x) x
+#define LTX_STATS_STORED_LTX(x) x
+#define LTX_STATS_STORED_SUM(x)
+#define LTX_STATS_PUBLIC_TM(x) x
+#define LTX_STATS_PUBLIC_LTX(x)
+#define LTX_STATS_PUBLIC_SUM(x) x
+#define LTX_STATS_JSON_OWN(x) x
+#define LTX_STATS_JSON_LINE(x) x
+#define LTX_STATS_JSON_JSON(x) x
+#define LTX_STATS_JSON_NONE(x)
+#define LTX_STATS_LINE_OWN(x)
+#define LTX_STATS_LINE_LINE(x) x
+#define LTX_STATS_LINE_JSON(x)
+#define LTX_STATS_LINE_NONE(x)
+
+#define LTX_STATS_MEMBER_(name, dim, abi, show, what)                         \
+	LTX_STATS_STORED_##abi(uint64_t name dim;)
+
+/* A thread's counters, or the process totals: 64-bit words only. */
 struct ltx_stats {
-	uint64_t commits_rw;		      /* committed, some line written */
-	uint64_t aborts;		      /* transactions that aborted */
-	uint64_t abort_cause[LTX_STATS_CAUSES]; /* per TM_ABORT_* bit */
-	uint64_t backoff_cycles;	      /* time spent in backoff delays */
-
-	/* ---- statistics and ltxstat (issue 6): counted only while
-	 * LTX_STATS is on (struct ltx_tx.stats_on), in slow paths ---- */
-	uint64_t commits_ro;	   /* exact while counted; else derived */
-	uint64_t conflicts_read;    /* LT found the line held by another */
-	uint64_t conflicts_write;   /* LTX/ST found the line held */
-	uint64_t conflicts_upgrade; /* ... a line this transaction had read */
-	uint64_t irrevocable;	   /* transactions made irrevocable */
-	uint64_t serial;	   /* ... of them by LTX_SERIAL_AFTER */
-	uint64_t sites_dropped;	   /* aborts whose site table was full */
-	uint64_t retries_hist[LTX_STATS_HIST]; /* failed tries per commit */
-	uint64_t reads_hist[LTX_STATS_HIST];   /* LT loads per commit */
-	uint64_t writes_hist[LTX_STATS_HIST];  /* lines in E per commit */
-
-	/* the faithful (visible) mode's emulated bus requests, and the
-	 * invisible mode's on its counted path (cd/lines.h, LTX_CAPACITY);
-	 * BUSY in both modes.  Plain increments by the owning thread outside
-	 * the seqlock: each is one word, and none is tied to another. */
-	uint64_t bus_t_read;	/* T_READ: shared requests (LT) */
-	uint64_t bus_t_rfo;	/* T_RFO: exclusive requests (LTX/ST) */
-	uint64_t bus_busy;	/* BUSY answers */
-	uint64_t bus_writeback; /* lines written back at commit */
-	/* tm_malloc/tm_free (tx/mem.c); a block counts where it is handled */
-	uint64_t mem_pending_bytes;  /* freed by tm_free, not yet released */
-	uint64_t mem_pending_blocks; /* the blocks of mem_pending_bytes */
-	uint64_t mem_freed_blocks;   /* released to the allocator */
-	uint64_t mem_alloc_blocks;   /* returned by tm_malloc and friends */
+	LTX_STATS_FIELDS(LTX_STATS_MEMBER_)
 };
+
+#define LTX_STATS_STR_(x) #x
+#define LTX_STATS_XSTR_(x) LTX_STATS_STR_(x)
+#define LTX_STATS_NAME_(name, dim, abi, show, what)                           \
+	LTX_STATS_STORED_##abi(#name LTX_STATS_XSTR_(dim) ",")
+
+/* The stored fields' names and dimensions, in order:
+ * "threads,commits_ro,...,abort_cause[16],...,". */
+#define LTX_STATS_NAMES LTX_STATS_FIELDS(LTX_STATS_NAME_)
 
 /* ---- statistics and ltxstat (issue 6) ---- */
 

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The statistics segment's reader: checks, and the summary ltxstat prints. */
+#include <ctype.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "rt/statseg.h"
 
@@ -42,6 +45,10 @@ int ltx_statseg_parse(const void *buf, size_t len,
 		return LTX_STATSEG_EVERSION;
 	if (len < sizeof(*h))
 		return LTX_STATSEG_ETRUNC;
+	/* The same version from a build with another counter list. */
+	if (strncmp(h->fields, LTX_STATS_NAMES, sizeof(h->fields)) != 0 ||
+	    h->counters_size != sizeof(*v->c))
+		return LTX_STATSEG_EVERSION;
 	if (h->header_size != sizeof(*h) || h->size < sizeof(*h))
 		return LTX_STATSEG_ECORRUPT;
 	if (h->size > len)
@@ -90,6 +97,163 @@ corrupt:
 	return LTX_STATSEG_ECORRUPT;
 }
 
+void ltx_statseg_layout(struct ltx_statseg *s, int64_t pid)
+{
+	memset(s, 0, sizeof(*s));
+	s->h.magic = LTX_STATSEG_MAGIC;
+	s->h.version = LTX_STATSEG_VERSION;
+	s->h.header_size = sizeof(s->h);
+	s->h.size = sizeof(*s);
+	s->h.pid = pid;
+	s->h.counters_off = offsetof(struct ltx_statseg, c);
+	s->h.counters_size = sizeof(s->c);
+	s->h.sites_off = offsetof(struct ltx_statseg, sites);
+	s->h.site_size = sizeof(s->sites[0]);
+	s->h.nsites_max = LTX_STATSEG_SITES;
+	s->h.objs_off = offsetof(struct ltx_statseg, objs);
+	s->h.obj_size = sizeof(s->objs[0]);
+	s->h.nobjs_max = LTX_STATSEG_OBJS;
+	snprintf(s->h.fields, sizeof(s->h.fields), "%s", LTX_STATS_NAMES);
+}
+
+long ltx_statseg_name_pid(const char *name)
+{
+	const char *p = name;
+	long pid = 0;
+
+	if (strncmp(p, "ltx.", 4) != 0)
+		return 0;
+	for (p += 4; *p >= '0' && *p <= '9'; p++) {
+		if (pid > (0x7fffffffL - (*p - '0')) / 10)
+			return 0;
+		pid = pid * 10 + (*p - '0');
+	}
+	if (p == name + 4 || (p[0] != '\0' && p[0] != '.'))
+		return 0;
+	if (p[0] == '.') {
+		const char *t = ++p;
+
+		while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))
+			p++;
+		if (p == t || *p != '\0')
+			return 0;
+	}
+	return pid;
+}
+
+/* A hexadecimal number of at most 16 digits at *s, then c. */
+static bool hex_field(const char **s, uint64_t *v, char c)
+{
+	const char *p = *s;
+
+	*v = 0;
+	for (; isxdigit((unsigned char)*p) && p - *s < 16; p++)
+		*v = *v << 4 | (uint64_t)(isdigit((unsigned char)*p)
+						  ? *p - '0'
+						  : (*p | 0x20) - 'a' + 10);
+	if (p == *s || *p != c)
+		return false;
+	*s = p + 1;
+	return true;
+}
+
+bool ltx_statseg_maps_line(const char *line, long pid,
+			   struct ltx_statseg_mapping *m)
+{
+	/* start-end perms offset major:minor inode   path */
+	static const char dir[] = LTX_STATSEG_DIR "/";
+	const size_t dlen = sizeof(dir) - 1;
+	const char *p = line, *path, *end;
+	uint64_t x, major, minor, ino = 0;
+	char name[sizeof(m->path) - sizeof(dir) + 1];
+	size_t n;
+	int digits = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (pid <= 0 || !hex_field(&p, &x, '-') || !hex_field(&p, &x, ' '))
+		return false;
+	if (strnlen(p, 5) < 5 || p[4] != ' ')
+		return false; /* rwxp */
+	p += 5;
+	if (!hex_field(&p, &x, ' ') || !hex_field(&p, &major, ':') ||
+	    !hex_field(&p, &minor, ' '))
+		return false;
+	for (; *p >= '0' && *p <= '9' && digits < 19; p++, digits++)
+		ino = ino * 10 + (uint64_t)(*p - '0');
+	if (digits == 0 || *p != ' ')
+		return false;
+	while (*p == ' ')
+		p++;
+	path = p;
+	end = path + strcspn(path, "\n");
+	n = (size_t)(end - path);
+	if (n >= 10 && memcmp(end - 10, " (deleted)", 10) == 0) {
+		m->deleted = true;
+		n -= 10;
+	}
+	if (n <= dlen || n - dlen >= sizeof(name) ||
+	    memcmp(path, dir, dlen) != 0 || major > 0xfff ||
+	    minor > 0xfffff)
+		return false;
+	memcpy(name, path + dlen, n - dlen);
+	name[n - dlen] = '\0';
+	if (ltx_statseg_name_pid(name) != pid)
+		return false;
+	snprintf(m->path, sizeof(m->path), "%s%s", dir, name);
+	m->ino = ino;
+	m->major = (unsigned)major;
+	m->minor = (unsigned)minor;
+	return true;
+}
+
+int ltx_statseg_check_file(const struct stat *st,
+			   const struct ltx_statseg_expect *e)
+{
+	if (!S_ISREG(st->st_mode))
+		return LTX_STATSEG_ENOTREG;
+	if (st->st_size > (off_t)LTX_STATSEG_SIZE_MAX)
+		return LTX_STATSEG_ETOOBIG;
+	if (st->st_size < (off_t)sizeof(struct ltx_statseg_header))
+		return LTX_STATSEG_ETRUNC;
+	if (e != NULL && e->check_owner && st->st_uid != e->uid)
+		return LTX_STATSEG_EOWNER;
+	if (e != NULL && e->check_inode &&
+	    ((uint64_t)st->st_ino != e->ino || major(st->st_dev) != e->major ||
+	     minor(st->st_dev) != e->minor))
+		return LTX_STATSEG_EINODE;
+	return LTX_STATSEG_OK;
+}
+
+int ltx_statseg_size(const void *head, size_t len, uint64_t file_size,
+		     size_t *size)
+{
+	struct ltx_statseg_header h;
+
+	if (len < sizeof(h.magic) + sizeof(h.version))
+		return LTX_STATSEG_ETRUNC;
+	memcpy(&h, head, len < sizeof(h) ? len : sizeof(h));
+	if (h.magic != LTX_STATSEG_MAGIC)
+		return LTX_STATSEG_EMAGIC;
+	if (h.version != LTX_STATSEG_VERSION)
+		return LTX_STATSEG_EVERSION;
+	if (len < sizeof(h))
+		return LTX_STATSEG_ETRUNC;
+	if (h.header_size != sizeof(h) || h.size < sizeof(h))
+		return LTX_STATSEG_ECORRUPT;
+	if (h.size > LTX_STATSEG_SIZE_MAX)
+		return LTX_STATSEG_ETOOBIG;
+	if (h.size > file_size)
+		return LTX_STATSEG_ETRUNC;
+	*size = (size_t)h.size;
+	return LTX_STATSEG_OK;
+}
+
+int ltx_statseg_check_pid(const struct ltx_statseg_view *v, long pid)
+{
+	return v->h != NULL && v->h->pid == pid ? LTX_STATSEG_OK
+						: LTX_STATSEG_EPID;
+}
+
 const char *ltx_statseg_strerror(int err)
 {
 	switch (err) {
@@ -100,24 +264,34 @@ const char *ltx_statseg_strerror(int err)
 	case LTX_STATSEG_EMAGIC:
 		return "not an ltx statistics segment (bad magic number)";
 	case LTX_STATSEG_EVERSION:
-		return "segment layout of another version";
+		return "segment layout of another version of ltx";
 	case LTX_STATSEG_ECORRUPT:
 		return "corrupt segment (inconsistent fields)";
 	case LTX_STATSEG_EBUSY:
 		return "segment being rewritten";
+	case LTX_STATSEG_ENOTREG:
+		return "not a regular file";
+	case LTX_STATSEG_ETOOBIG:
+		return "larger than any statistics segment";
+	case LTX_STATSEG_EOWNER:
+		return "owned by another user than the process";
+	case LTX_STATSEG_EINODE:
+		return "not the file the process has mapped";
+	case LTX_STATSEG_EPID:
+		return "written for another process";
 	default:
 		return "unknown error";
 	}
 }
 
-static const char *const cause_names[LTX_STATSEG_CAUSES] = {
+static const char *const cause_names[LTX_STATS_CAUSES] = {
 	"explicit", "retry",  "conflict", "capacity", "debug",
 	"nested",   "signal", "fault",    "validate", "nomem",
 };
 
 const char *ltx_statseg_cause_name(unsigned bit, char *buf, size_t len)
 {
-	if (bit < LTX_STATSEG_CAUSES && cause_names[bit] != NULL)
+	if (bit < LTX_STATS_CAUSES && cause_names[bit] != NULL)
 		return cause_names[bit];
 	snprintf(buf, len, "bit%u", bit);
 	return buf;
@@ -132,11 +306,25 @@ const char *ltx_statseg_kind_name(unsigned kind)
 	return kind < 6 ? names[kind] : "?";
 }
 
+#define ROW_KEY(id, key, label) #key,
+#define ROW_LABEL(id, key, label) label,
+static const char *const row_keys[] = { LTX_ABORT_ROWS_LIST(ROW_KEY) };
+static const char *const row_labels[] = { LTX_ABORT_ROWS_LIST(ROW_LABEL) };
+
+uint64_t ltx_statseg_unclassified(const struct ltx_stats *c)
+{
+	uint64_t rows = 0;
+
+	for (unsigned r = 0; r < LTX_ABORT_ROWS; r++)
+		rows += c->aborts_by[r];
+	return c->aborts > rows ? c->aborts - rows : 0;
+}
+
 /* What each site kind means in a sentence of the table. */
 static const char *kind_phrase(unsigned kind)
 {
 	static const char *const names[] = {
-		"other",	   "conflict on LT",   "conflict on LTX/ST",
+		"tm_abort or other", "conflict on LT", "conflict on LTX/ST",
 		"upgrade LT->ST",  "failed VALIDATE", "failed COMMIT",
 	};
 
@@ -206,16 +394,26 @@ static void line_pct(FILE *out, uint64_t n, int indent, const char *what,
 	line(out, n, indent, what, note);
 }
 
+/* A bus request count, or "not counted" where the mode does not count
+ * it (the invisible mode's fast paths keep no per-line record). */
+static void bus_line(FILE *out, bool counted, uint64_t n, const char *what)
+{
+	if (counted)
+		line(out, n, 0, what, "");
+	else
+		fprintf(out, "  %15s  %s\n", "not counted", what);
+}
+
 static void hist(FILE *out, const char *what, const uint64_t *h)
 {
 	uint64_t total = 0;
 
-	for (int b = 0; b < LTX_STATSEG_HIST; b++)
+	for (int b = 0; b < LTX_STATS_HIST; b++)
 		total += h[b];
 	if (total == 0)
 		return;
 	fprintf(out, "  %-26s", what);
-	for (int b = 0; b < LTX_STATSEG_HIST; b++) {
+	for (int b = 0; b < LTX_STATS_HIST; b++) {
 		char range[24];
 
 		if (h[b] == 0)
@@ -224,7 +422,7 @@ static void hist(FILE *out, const char *what, const uint64_t *h)
 			snprintf(range, sizeof(range), "0");
 		else if (b == 1)
 			snprintf(range, sizeof(range), "1");
-		else if (b == LTX_STATSEG_HIST - 1)
+		else if (b == LTX_STATS_HIST - 1)
 			snprintf(range, sizeof(range), ">=%llu",
 				 1ull << (b - 1));
 		else
@@ -260,9 +458,10 @@ static const char *frame_name(const struct ltx_statseg_view *v,
 void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 		       ltx_statseg_resolve_fn resolve, void *ctx)
 {
-	const struct ltx_statseg_counters *c = v->c;
+	const struct ltx_stats *c = v->c;
 	uint64_t commits = c->commits_ro + c->commits_rw;
 	uint64_t tries = commits + c->aborts;
+	uint64_t unclassified = ltx_statseg_unclassified(c);
 	double secs = elapsed_s(v);
 	char note[64], b[32], name[512];
 
@@ -276,36 +475,39 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 	line_pct(out, c->commits_ro, 2, "read-only", commits, "");
 	line_pct(out, c->commits_rw, 2, "update", commits, "");
 	line_pct(out, c->aborts, 0, "aborts", tries, "transactions");
-	for (unsigned bit = 0; bit < LTX_STATSEG_CAUSES; bit++) {
-		char cb[16];
-
-		if (c->abort_cause[bit] == 0)
-			continue;
-		line_pct(out, c->abort_cause[bit], 2,
-			 ltx_statseg_cause_name(bit, cb, sizeof(cb)),
-			 c->aborts, "");
-		if (bit == 2) {
-			if (c->conflicts_read)
-				line_pct(out, c->conflicts_read, 4,
-					 "on LT (read)", c->aborts, "");
-			if (c->conflicts_write)
-				line_pct(out, c->conflicts_write, 4,
-					 "on LTX/ST (write)", c->aborts, "");
-			if (c->conflicts_upgrade)
-				line_pct(out, c->conflicts_upgrade, 4,
-					 "upgrade LT->ST", c->aborts, "");
-		}
-	}
+	/* Each abort in one row; the rest were not classified. */
+	for (unsigned r = 0; r < LTX_ABORT_ROWS; r++)
+		if (c->aborts_by[r] != 0)
+			line_pct(out, c->aborts_by[r], 2, row_labels[r],
+				 c->aborts, "");
+	if (unclassified != 0)
+		line_pct(out, unclassified, 2, "not classified (*)", c->aborts,
+			 "");
 	if (c->irrevocable || c->serial) {
 		line(out, c->irrevocable, 0, "irrevocable runs", "");
 		line(out, c->serial, 0, "serial runs", "");
 	}
 	if (c->bus_t_read || c->bus_t_rfo || c->bus_busy || c->bus_writeback) {
-		line(out, c->bus_t_read, 0, "bus T_READ", "");
-		line(out, c->bus_t_rfo, 0, "bus T_RFO", "");
+		/* As perf stat says <not counted>: a 0 beside BUSY answers
+		 * would claim there were no requests. */
+		bool counted = v->h->flags & LTX_STATSEG_BUS_COUNTED;
+
+		bus_line(out, counted, c->bus_t_read, "bus T_READ");
+		bus_line(out, counted, c->bus_t_rfo, "bus T_RFO");
 		line(out, c->bus_busy, 0, "bus BUSY", "");
-		line(out, c->bus_writeback, 0, "bus write-backs", "");
+		bus_line(out, counted, c->bus_writeback, "bus write-backs");
+		if (!counted)
+			fprintf(out, "  %15s  not counted: the invisible mode "
+				     "counts these only while\n"
+				     "  %15s  LTX_CAPACITY is set (see "
+				     "tm_bus_stats(3))\n", "", "");
 	}
+	/* The list's plain counters (show LINE), when not zero. */
+#define TEXT_LINE(name, dim, abi, show, what)                                 \
+	LTX_STATS_LINE_##show(                                                \
+		if (c->name != 0) line(out, c->name, 0, what, "");)
+	LTX_STATS_FIELDS(TEXT_LINE)
+#undef TEXT_LINE
 	fprintf(out, "  %15.6f  %-26s # %5.1f %% of %" PRIu64
 		" thread(s) x elapsed\n",
 		backoff_s(v), "s backoff",
@@ -313,7 +515,11 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 						 (secs * (double)c->threads)
 				       : 0.0,
 		c->threads);
-	fprintf(out, "  %15.6f  %-26s\n\n", secs, "s elapsed");
+	fprintf(out, "  %15.6f  %-26s\n", secs, "s elapsed");
+	if (unclassified != 0)
+		fprintf(out, "  (*) aborted before LTX_STATS was on, or in a "
+			     "signal handler\n");
+	fputc('\n', out);
 	hist(out, "retries per commit:", c->retries_hist);
 	hist(out, "LT loads per commit:", c->reads_hist);
 	hist(out, "lines written per commit:", c->writes_hist);
@@ -343,6 +549,7 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 	fprintf(out, "\n");
 }
 
+
 /* A JSON string: quotes, backslashes and control characters escaped. */
 static void json_str(FILE *out, const char *s)
 {
@@ -360,32 +567,46 @@ static void json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-static void json_array(FILE *out, const char *key, const uint64_t *a, int n)
+/* "key":n, or "key":[n,...] for an array field. */
+static void json_words(FILE *out, const char *key, const uint64_t *a,
+		       size_t bytes, bool array)
 {
-	fprintf(out, "\"%s\":[", key);
-	for (int i = 0; i < n; i++)
+	fprintf(out, ",\"%s\":%s", key, array ? "[" : "");
+	for (size_t i = 0; i < bytes / sizeof(*a); i++)
 		fprintf(out, "%s%" PRIu64, i ? "," : "", a[i]);
-	fprintf(out, "]");
+	fputs(array ? "]" : "", out);
 }
+
+/* Every field of the list that --json shows, under its own name. */
+#define JSON_TM(c, name) JSON_STORED(c, name)
+#define JSON_LTX(c, name) JSON_STORED(c, name)
+#define JSON_STORED(c, name)                                                  \
+	json_words(out, #name, (const uint64_t *)&(c)->name,                  \
+		   sizeof((c)->name), sizeof((c)->name) != sizeof(uint64_t));
+#define JSON_SUM(c, name)                                                     \
+	json_words(out, #name, (const uint64_t[]){ LTX_STATS_SUM_##name(c) }, \
+		   sizeof(uint64_t), false);
+#define JSON_FIELD(name, dim, abi, show, what)                                \
+	LTX_STATS_JSON_##show(JSON_##abi(c, name))
 
 void ltx_statseg_print_json(FILE *out, const struct ltx_statseg_view *v,
 			    ltx_statseg_resolve_fn resolve, void *ctx)
 {
-	const struct ltx_statseg_counters *c = v->c;
+	const struct ltx_stats *c = v->c;
 	char name[512], cb[16];
 
 	fprintf(out, "{\"version\":%u,\"pid\":%" PRId64 ",\"command\":",
 		v->h->version, v->h->pid);
 	json_str(out, v->h->command);
-	fprintf(out,
-		",\"final\":%s,\"elapsed_s\":%.6f,\"threads\":%" PRIu64
-		",\"commits\":%" PRIu64 ",\"commits_ro\":%" PRIu64
-		",\"commits_rw\":%" PRIu64 ",\"aborts\":%" PRIu64
-		",\"abort_causes\":{",
+	fprintf(out, ",\"final\":%s,\"mode\":\"%s\",\"bus_counted\":%s,"
+		"\"elapsed_s\":%.6f,\"backoff_s\":%.6f",
 		v->h->flags & LTX_STATSEG_FINAL ? "true" : "false",
-		elapsed_s(v), c->threads, c->commits_ro + c->commits_rw,
-		c->commits_ro, c->commits_rw, c->aborts);
-	for (unsigned bit = 0, first = 1; bit < LTX_STATSEG_CAUSES; bit++) {
+		v->h->mode == 1 ? "visible" : "invisible",
+		v->h->flags & LTX_STATSEG_BUS_COUNTED ? "true" : "false",
+		elapsed_s(v), backoff_s(v));
+	LTX_STATS_FIELDS(JSON_FIELD)
+	fprintf(out, ",\"abort_causes\":{");
+	for (unsigned bit = 0, first = 1; bit < LTX_STATS_CAUSES; bit++) {
 		if (c->abort_cause[bit] == 0)
 			continue;
 		fprintf(out, "%s\"%s\":%" PRIu64, first ? "" : ",",
@@ -393,23 +614,12 @@ void ltx_statseg_print_json(FILE *out, const struct ltx_statseg_view *v,
 			c->abort_cause[bit]);
 		first = 0;
 	}
-	fprintf(out,
-		"},\"conflicts\":{\"read\":%" PRIu64 ",\"write\":%" PRIu64
-		",\"upgrade\":%" PRIu64 "},\"backoff_cycles\":%" PRIu64
-		",\"backoff_s\":%.6f,\"irrevocable\":%" PRIu64
-		",\"serial\":%" PRIu64 ",\"bus\":{\"t_read\":%" PRIu64
-		",\"t_rfo\":%" PRIu64 ",\"busy\":%" PRIu64
-		",\"writeback\":%" PRIu64 "},",
-		c->conflicts_read, c->conflicts_write, c->conflicts_upgrade,
-		c->backoff_cycles, backoff_s(v), c->irrevocable, c->serial,
-		c->bus_t_read, c->bus_t_rfo, c->bus_busy, c->bus_writeback);
-	json_array(out, "retries_hist", c->retries_hist, LTX_STATSEG_HIST);
-	fputc(',', out);
-	json_array(out, "reads_hist", c->reads_hist, LTX_STATSEG_HIST);
-	fputc(',', out);
-	json_array(out, "writes_hist", c->writes_hist, LTX_STATSEG_HIST);
-	fprintf(out, ",\"sites_dropped\":%" PRIu64 ",\"sites\":[",
-		c->sites_dropped);
+	fprintf(out, "},\"abort_rows\":{");
+	for (unsigned r = 0; r < LTX_ABORT_ROWS; r++)
+		fprintf(out, "%s\"%s\":%" PRIu64, r ? "," : "", row_keys[r],
+			c->aborts_by[r]);
+	fprintf(out, ",\"unclassified\":%" PRIu64 "},\"sites\":[",
+		ltx_statseg_unclassified(c));
 	for (uint32_t i = 0; i < v->nsites; i++) {
 		const struct ltx_statseg_site *s = &v->sites[i];
 
@@ -423,7 +633,8 @@ void ltx_statseg_print_json(FILE *out, const struct ltx_statseg_view *v,
 			fprintf(out, "%s{\"pc\":\"0x%" PRIx64 "\",\"object\":",
 				k ? "," : "", f->pc);
 			json_str(out, f->obj >= 0 ? v->objs[f->obj].path : "");
-			fprintf(out, ",\"offset\":\"0x%" PRIx64 "\",\"symbol\":",
+			fprintf(out,
+				",\"offset\":\"0x%" PRIx64 "\",\"symbol\":",
 				f->off);
 			json_str(out, frame_name(v, f, resolve, ctx, name,
 						 sizeof(name)));

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The statistics segment's writer: refresh thread, exit summary, cleanup. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -11,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,21 +25,37 @@
 #include "rt/statseg.h"
 
 /*
- * One segment per process, /dev/shm/ltx.<pid>, written only here: by the
- * refresh thread every REFRESH_MS, and by the exit handler, which writes the
- * final figures, prints the summary (LTX_STATS_FILE or stderr) and removes
- * the segment - unless ltxstat(1) started the process and asked, through
- * LTX_STATS_KEEP=<pid>, to read the final figures itself.
- * Synchronization: seg_lock serializes the writers; readers in other
- * processes follow the seqlock protocol of rt/statseg.h.
+ * One segment per process, /dev/shm/ltx.<pid>.<token> (rt/statseg.h says
+ * why the token), written only here: by the refresh thread every
+ * REFRESH_MS, and by the exit handler, which writes the final figures,
+ * prints the summary (LTX_STATS_FILE or stderr) and removes the segment -
+ * unless ltxstat(1) started the process and asked, through
+ * LTX_STATS_KEEP=<pid>.<token>, to read the final figures itself from the
+ * segment of that name.  Creating one removes the segments this user's
+ * dead processes left (remove_stale).
+ *
+ * fork: the child gets a copy of this state, the parent's mapping and the
+ * exit handler, but not the refresh thread, and seg_lock as it was at the
+ * fork (perhaps held by that thread).  at_fork_child makes it a process of
+ * its own: it forgets the parent's segment (unmapped, never rewritten or
+ * removed by the child) and the lock.  The child starts a segment of its
+ * own only when it uses ltx (tx calls ltx_statseg_start again), or, if it
+ * ran transactions that did not, at exit.
+ *
+ * Synchronization: seg_lock guards everything here and serializes the
+ * writers; readers in other processes follow the seqlock protocol of
+ * rt/statseg.h.
  */
 #define REFRESH_MS 100
 
 static pthread_mutex_t seg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ltx_statseg *seg;
 static char seg_name[64];
+static bool started; /* this process tried to create its segment */
 static bool stopped;
 static bool keep_at_exit;
+static bool hooked;  /* at_exit and at_fork_child are registered */
+static bool forked;  /* a child of a process that had statistics on */
 static uint64_t start_cycles, start_mono_ns;
 static pthread_cond_t stop_cond = PTHREAD_COND_INITIALIZER;
 static ltx_statseg_source source; /* the collector tx handed in */
@@ -103,32 +122,12 @@ static void fill_frame(struct ltx_statseg_frame *f, uintptr_t pc)
 static void refresh(uint32_t flags)
 {
 	static struct ltx_stats_site sites[LTX_STATSEG_SITES];
-	struct ltx_statseg_counters c;
-	struct ltx_stats s;
+	struct ltx_stats c;
 	uint64_t threads, cyc, mono;
 	unsigned n;
 
-	n = source(&s, &threads, sites, LTX_STATSEG_SITES);
-	memset(&c, 0, sizeof(c));
+	n = source(&c, &threads, sites, LTX_STATSEG_SITES);
 	c.threads = threads;
-	c.commits_ro = s.commits_ro;
-	c.commits_rw = s.commits_rw;
-	c.aborts = s.aborts;
-	memcpy(c.abort_cause, s.abort_cause, sizeof(c.abort_cause));
-	c.conflicts_read = s.conflicts_read;
-	c.conflicts_write = s.conflicts_write;
-	c.conflicts_upgrade = s.conflicts_upgrade;
-	c.irrevocable = s.irrevocable;
-	c.serial = s.serial;
-	c.backoff_cycles = s.backoff_cycles;
-	c.sites_dropped = s.sites_dropped;
-	memcpy(c.retries_hist, s.retries_hist, sizeof(c.retries_hist));
-	memcpy(c.reads_hist, s.reads_hist, sizeof(c.reads_hist));
-	memcpy(c.writes_hist, s.writes_hist, sizeof(c.writes_hist));
-	c.bus_t_read = s.bus_t_read;
-	c.bus_t_rfo = s.bus_t_rfo;
-	c.bus_busy = s.bus_busy;
-	c.bus_writeback = s.bus_writeback;
 
 	/* Odd: readers discard what they copy until the even store below.
 	 * The fence orders the odd store before the rewrite. */
@@ -155,6 +154,9 @@ static void refresh(uint32_t flags)
 					   (double)(mono - start_mono_ns));
 	seg->h.update_ns = now_ns(CLOCK_REALTIME);
 	seg->h.refreshes++;
+	seg->h.mode = (uint32_t)ltx_config.mode;
+	if (ltx_config.mode == LTX_MODE_VISIBLE || ltx_config.capacity != 0)
+		flags |= LTX_STATSEG_BUS_COUNTED;
 	seg->h.flags = flags;
 	/* Pairs with the readers' acquire of seq after their copy. */
 	__atomic_store_n(&seg->h.seq, seg->h.seq + 1, __ATOMIC_RELEASE);
@@ -181,36 +183,117 @@ static void *refresh_thread(void *arg)
 	return NULL;
 }
 
-/* The exit summary, from the segment just written. */
+/*
+ * LTX_STATS_FILE, opened as the caller could open it: never through a
+ * symbolic link (O_NOFOLLOW: a link planted in a shared directory cannot
+ * redirect the summary), and, in a program running with privileges its
+ * caller lacks, with the caller's file-system identity (setfsuid), so it
+ * never creates or truncates a file the caller could not write.  Non-
+ * blocking, so a FIFO with no reader fails at once instead of hanging the
+ * exit; only a regular file is truncated.  Returns a stream or NULL with
+ * errno set.
+ */
+static FILE *open_summary_file(const char *path)
+{
+	bool priv = getuid() != geteuid() || getgid() != getegid();
+	int old_uid = 0, old_gid = 0, fd, flags, err;
+	struct stat st;
+	FILE *f;
+
+	if (priv) {
+		old_gid = setfsgid(getgid());
+		old_uid = setfsuid(getuid());
+	}
+	fd = open(path,
+		  O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+			  O_CLOEXEC,
+		  0666);
+	err = errno;
+	if (priv) {
+		setfsuid((uid_t)old_uid);
+		setfsgid((gid_t)old_gid);
+	}
+	if (fd < 0) {
+		errno = err;
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0 ||
+	    (S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0) ||
+	    (flags = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 ||
+	    (f = fdopen(fd, "w")) == NULL) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	return f;
+}
+
+/* The exit summary, from the segment just written: to LTX_STATS_FILE, or
+ * to stderr when that cannot be opened or written (said on stderr). */
 static void print_summary(void)
 {
 	struct ltx_statseg_view v;
-	FILE *out = stderr;
+	const char *path = ltx_config.stats_file;
+	struct ltx_statseg_sym *sym;
+	FILE *out;
 
 	/* A process that never used ltx (a shell the program runs, with
 	 * the environment inherited) has nothing to say. */
 	if (ltx_statseg_parse(seg, sizeof(*seg), &v) != LTX_STATSEG_OK ||
-	    v.c->threads == 0)
+	    v.c->commits_ro + v.c->commits_rw + v.c->aborts == 0)
 		return;
-	if (ltx_config.stats_file[0] != '\0') {
-		out = fopen(ltx_config.stats_file, "w");
+	/* Sites named as ltxstat names them. */
+	sym = ltx_statseg_sym_new(&v);
+	if (path[0] != '\0') {
+		out = open_summary_file(path);
 		if (out == NULL) {
 			fprintf(stderr, "ltx: LTX_STATS_FILE: cannot open %s: "
+				"%s%s; summary on stderr\n",
+				path, strerror(errno),
+				errno == ELOOP ? " (a symbolic link is not "
+						 "followed)"
+					       : "");
+		} else {
+			int err = 0;
+
+			errno = 0;
+			ltx_statseg_print(out, &v, ltx_statseg_sym_resolve,
+					  sym);
+			if (fflush(out) != 0 || ferror(out))
+				err = errno ? errno : EIO;
+			if (fclose(out) != 0 && err == 0)
+				err = errno;
+			if (err == 0) {
+				ltx_statseg_sym_free(sym);
+				return;
+			}
+			fprintf(stderr, "ltx: LTX_STATS_FILE: cannot write %s: "
 				"%s; summary on stderr\n",
-				ltx_config.stats_file, strerror(errno));
-			out = stderr;
+				path, strerror(err));
 		}
 	}
-	ltx_statseg_print(out, &v, NULL, NULL);
-	if (out != stderr)
-		fclose(out);
-	else
-		fflush(out);
+	ltx_statseg_print(stderr, &v, ltx_statseg_sym_resolve, sym);
+	fflush(stderr);
+	ltx_statseg_sym_free(sym);
 }
+
+static bool start_locked(bool thread);
 
 static void at_exit(void)
 {
 	pthread_mutex_lock(&seg_lock);
+	if (seg == NULL && forked && !stopped && source != NULL) {
+		/* A child whose transactions never reached the statistics'
+		 * slow paths (read-only commits): its own summary still. */
+		struct ltx_stats c;
+		uint64_t threads;
+
+		source(&c, &threads, NULL, 0);
+		if (c.commits_ro + c.commits_rw + c.aborts != 0)
+			start_locked(false);
+	}
 	if (seg == NULL || stopped) {
 		pthread_mutex_unlock(&seg_lock);
 		return;
@@ -223,6 +306,21 @@ static void at_exit(void)
 		shm_unlink(seg_name);
 	}
 	pthread_mutex_unlock(&seg_lock);
+}
+
+/* The child of a fork: the parent's segment and lock are the parent's. */
+static void at_fork_child(void)
+{
+	/* Its only thread holds nothing: start from scratch. */
+	seg_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	stop_cond = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+	if (seg != NULL)
+		munmap(seg, sizeof(*seg));
+	seg = NULL;
+	forked = forked || started;
+	started = false;
+	stopped = false;
+	keep_at_exit = false;
 }
 
 static void read_command(char *buf, size_t len)
@@ -244,84 +342,160 @@ static void read_command(char *buf, size_t len)
 	buf[n] = '\0';
 }
 
-static void start_once(void)
+/*
+ * Remove the segments that processes of this user left when they died
+ * without their exit handler (killed, or replaced by exec): those whose
+ * process no longer exists, and those of this pid (a former program of
+ * this process: this one is about to create its own).  The name gives the
+ * pid; only regular files owned by this user are touched, so a name that
+ * another user planted stays (its owner's business, and the sticky bit's).
+ * A process in its exit handler still exists, and so does one ltxstat has
+ * not reaped yet, whose kept segment it is about to read.
+ */
+static void remove_stale(void)
 {
-	const char *keep = getenv("LTX_STATS_KEEP");
+	DIR *d = opendir(LTX_STATSEG_DIR);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		long pid = ltx_statseg_name_pid(e->d_name);
+		struct stat st;
+
+		if (pid <= 0 ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) !=
+			    0 ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		if (pid == (long)getpid() ||
+		    (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
+/* LTX_STATS_KEEP=<pid>.<token>: if it names this process, the token. */
+static bool kept_token(char *token)
+{
+	const char *keep = secure_getenv("LTX_STATS_KEEP"), *dot;
+	char *end;
+	long pid;
+
+	if (keep == NULL)
+		return false;
+	pid = strtol(keep, &end, 10);
+	dot = end;
+	if (pid != (long)getpid() || *dot != '.' ||
+	    strlen(dot + 1) != LTX_STATSEG_TOKEN_LEN ||
+	    strspn(dot + 1, "0123456789abcdef") != LTX_STATSEG_TOKEN_LEN)
+		return false;
+	memcpy(token, dot + 1, LTX_STATSEG_TOKEN_LEN + 1);
+	return true;
+}
+
+/* 16 random hex digits: a name no other user can predict. */
+static void random_token(char *token)
+{
+	uint64_t r = 0;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+		r = ltx_cycles() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+	snprintf(token, LTX_STATSEG_TOKEN_LEN + 1, "%016llx",
+		 (unsigned long long)r);
+}
+
+/* Create and map the segment, write it once, and (thread) start the
+ * refresh thread.  Caller holds seg_lock.  Returns whether it exists. */
+static bool start_locked(bool thread)
+{
+	char token[LTX_STATSEG_TOKEN_LEN + 1];
 	pthread_attr_t attr;
 	sigset_t all, old;
-	pthread_t thread;
+	pthread_t tid;
 	void *p;
-	int fd;
+	int fd = -1;
 
-	snprintf(seg_name, sizeof(seg_name), "/ltx.%ld", (long)getpid());
-	fd = shm_open(seg_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 && errno == EEXIST) {
-		/* Left by an earlier process with our pid, now dead. */
-		shm_unlink(seg_name);
+	started = true;
+	remove_stale();
+	keep_at_exit = kept_token(token);
+	/* Exclusive creation: never a file someone else made (O_EXCL also
+	 * refuses a symbolic link, and shm_open adds O_NOFOLLOW). */
+	for (int tries = 0; fd < 0 && tries < 4; tries++) {
+		if (!keep_at_exit || tries > 0)
+			random_token(token);
+		snprintf(seg_name, sizeof(seg_name), "/ltx.%ld.%s",
+			 (long)getpid(), token);
 		fd = shm_open(seg_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
 			      0600);
+		if (fd < 0 && errno == EEXIST && keep_at_exit) {
+			/* Not ours: ltxstat will not find the figures; the
+			 * summary is printed here at exit instead. */
+			fprintf(stderr, "ltx: LTX_STATS: " LTX_STATSEG_DIR
+				"%s exists already (not made by this "
+				"process): using another name\n",
+				seg_name);
+			keep_at_exit = false;
+		}
+		if (fd < 0 && errno != EEXIST)
+			break;
 	}
 	if (fd < 0) {
-		fprintf(stderr, "ltx: LTX_STATS: cannot create /dev/shm%s: "
-			"%s\n", seg_name, strerror(errno));
-		return;
+		fprintf(stderr, "ltx: LTX_STATS: cannot create " LTX_STATSEG_DIR
+			"%s: %s\n", seg_name, strerror(errno));
+		return false;
 	}
 	if (ftruncate(fd, sizeof(*seg)) != 0 ||
 	    (p = mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE, MAP_SHARED,
 		      fd, 0)) == MAP_FAILED) {
-		fprintf(stderr, "ltx: LTX_STATS: cannot map /dev/shm%s: %s\n",
-			seg_name, strerror(errno));
+		fprintf(stderr, "ltx: LTX_STATS: cannot map " LTX_STATSEG_DIR
+			"%s: %s\n", seg_name, strerror(errno));
 		close(fd);
 		shm_unlink(seg_name);
-		return;
+		return false;
 	}
 	close(fd);
-	keep_at_exit = keep != NULL && atol(keep) == (long)getpid();
 	start_cycles = ltx_cycles();
 	start_mono_ns = now_ns(CLOCK_MONOTONIC);
 
-	pthread_mutex_lock(&seg_lock);
 	seg = p;
+	ltx_statseg_layout(seg, getpid());
 	seg->h.seq = 1; /* odd until the first refresh */
-	seg->h.magic = LTX_STATSEG_MAGIC;
-	seg->h.version = LTX_STATSEG_VERSION;
-	seg->h.header_size = sizeof(seg->h);
-	seg->h.size = sizeof(*seg);
-	seg->h.pid = getpid();
 	seg->h.level = (uint32_t)ltx_config.stats;
 	seg->h.start_ns = now_ns(CLOCK_REALTIME);
-	seg->h.counters_off = offsetof(struct ltx_statseg, c);
-	seg->h.counters_size = sizeof(seg->c);
-	seg->h.sites_off = offsetof(struct ltx_statseg, sites);
-	seg->h.site_size = sizeof(seg->sites[0]);
-	seg->h.nsites_max = LTX_STATSEG_SITES;
-	seg->h.objs_off = offsetof(struct ltx_statseg, objs);
-	seg->h.obj_size = sizeof(seg->objs[0]);
-	seg->h.nobjs_max = LTX_STATSEG_OBJS;
 	read_command(seg->h.command, sizeof(seg->h.command));
 	seg->h.seq = 0;
 	refresh(0);
-	pthread_mutex_unlock(&seg_lock);
-	atexit(at_exit);
+	if (!hooked) {
+		/* Once per program image: a child inherits both. */
+		hooked = true;
+		atexit(at_exit);
+		pthread_atfork(NULL, NULL, at_fork_child);
+	}
+	if (!thread)
+		return true;
 
-	/* The refresh thread takes none of the program's signals. */
+	/* The refresh thread takes none of the program's signals; it waits
+	 * for seg_lock, which the caller holds, before its first refresh. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&thread, &attr, refresh_thread, NULL) != 0)
+	if (pthread_create(&tid, &attr, refresh_thread, NULL) != 0)
 		fprintf(stderr, "ltx: LTX_STATS: no refresh thread; the "
 			"segment is written at exit only\n");
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return true;
 }
 
 void ltx_statseg_start(ltx_statseg_source from)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-	/* Set before the once runs; the once's own synchronization
-	 * publishes it to the refresh thread it starts. */
-	__atomic_store_n(&source, from, __ATOMIC_RELAXED);
-	pthread_once(&once, start_once);
+	pthread_mutex_lock(&seg_lock);
+	/* The first call's collector stays (they are all the same one). */
+	if (source == NULL)
+		source = from;
+	if (!started)
+		start_locked(true);
+	pthread_mutex_unlock(&seg_lock);
 }

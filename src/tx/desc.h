@@ -36,6 +36,11 @@ enum ltx_status {
 #define LTX_SLOW_ACTIONS 1u /* actions are registered (tx.c) */
 #define LTX_SLOW_STATS 2u   /* statistics count every commit (tx/stats.c) */
 #define LTX_SLOW_SERIAL 4u  /* holds the serial token (tx/serial.h) */
+#define LTX_SLOW_STATIC 8u  /* ltx_boot_tx, ltx_refuse_tx: not a thread's */
+#define LTX_SLOW_MEM 16u    /* tm_malloc/tm_free to settle at the end (mem.c) */
+/* The slow bits whose work only comes after the commit: the small fast
+ * commit (tx/fast.h) takes transactions with those. */
+#define LTX_SLOW_AFTER (LTX_SLOW_ACTIONS | LTX_SLOW_MEM)
 
 static inline bool ltx_status_idle(int status)
 {
@@ -102,6 +107,7 @@ struct ltx_tx {
 
 	/* statistics (tx/stats.c): see tx/stats.h */
 	uint64_t stats_gen;	/* seqlock generation, odd while updating */
+	uint64_t stats_id0;	/* tx_id when stats were last reset (fork) */
 	int stats_on;		/* enum ltx_stats_level this thread counts at */
 	int doom_kind;		/* enum ltx_site_kind of the doom, if noted */
 	uintptr_t doom_pc;	/* where the doomed access was made, or 0 */
@@ -119,7 +125,6 @@ struct ltx_tx {
 	 * cd.irrevocable; a handler descriptor has cd.no_alloc set.
 	 */
 	struct ltx_checkpoint *checkpoint;
-	unsigned atomic_depth;	   /* TM_ATOMIC blocks open (flat nesting) */
 	struct ltx_tx *handler_tx; /* runs this thread's handler txs */
 	struct ltx_tx *parent;	   /* of a handler descriptor: the main one */
 
@@ -143,28 +148,32 @@ struct ltx_tx {
 };
 
 /*
- * struct ltx_checkpoint: where a restartable block resumes.  restart(cp,
+ * struct ltx_checkpoint: where a restartable block resumes.  ops->restart(cp,
  * cause) is called on the owning thread with the transaction doomed (not
  * yet ended) or already ended, from ordinary code or from the fault
  * handler (the signal mask already restored); it must not return.  It
  * jumps back to the block, which then ends the transaction if it is still
  * open (ltx_tx_rollback) and runs again, or leaves the block when cause is
- * TM_ABORT_EXPLICIT without TM_ABORT_RETRY (tm_abort()).  arg is free for
- * the owner's use.
+ * TM_ABORT_EXPLICIT without TM_ABORT_RETRY (tm_abort()).  The owner embeds
+ * the checkpoint in its own state and finds that from cp.
  *
- * Rules for every conflict-detection mode (the visible one included):
- * implement make_irrevocable (cd.h): an irrevocable transaction holds
- * every line it has read or written, never dooms itself on a conflict and
- * waits for the holder instead (holders are never irrevocable, and
- * ordinary transactions never wait, so the wait ends); an update commit
- * stores LTX_COMMITTING in status at its commit point, after checking that
- * status is still LTX_ACTIVE (a signal may have doomed it).  A descriptor
- * with no_alloc set must fail with TM_ABORT_CAPACITY rather than grow its
- * logs (it runs in signal handlers).
+ * A jump out of the block (rt/jump.h) ends its transaction -- aborted, or
+ * committed if it is irrevocable (it cannot be undone) -- and calls left.
  */
-struct ltx_checkpoint {
+struct ltx_checkpoint_ops {
 	void (*restart)(struct ltx_checkpoint *cp, unsigned cause);
-	void *arg;
+	/* left: a jump (longjmp, siglongjmp) or an unwind took the thread
+	 * out of the block, whose transaction the transaction layer has
+	 * ended; the owner forgets the block (its frame is gone).  May be
+	 * NULL. */
+	void (*left)(struct ltx_checkpoint *cp);
+};
+
+struct ltx_checkpoint {
+	const struct ltx_checkpoint_ops *ops;
+	/* The stack pointer of the block's frame: a jump to this frame or an
+	 * outer one leaves the block (rt/jump.h). */
+	uintptr_t sp;
 };
 
 /*

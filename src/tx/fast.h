@@ -8,6 +8,7 @@
 
 #include "cd/invisible.h"
 #include "cd/orec.h"
+#include "cd/wset.h"
 #include "tx/desc.h"
 #include "tx/serial.h"
 #include "tx/tx.h"
@@ -71,10 +72,16 @@ ltx_tx_fast_load(struct ltx_tx *tx, const void *addr, uint64_t *out)
 	uintptr_t *orec = ltx_orec_of(cd, addr);
 	uintptr_t v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
 
-	if (ltx_unlikely(v >= cd->limit) &&
-	    (!ltx_tx_fast_begin(tx) ||
-	     (v = __atomic_load_n(orec, __ATOMIC_ACQUIRE)) >= cd->limit))
-		return false;
+	if (ltx_unlikely(v >= cd->limit)) {
+		/* No transaction yet (begin it), or one that is open: a line
+		 * of its own (read after write: the orec's lock bit puts it
+		 * above every limit), else the slow path. */
+		if (!ltx_tx_fast_begin(tx))
+			return cd->limit != 0 &&
+			       ltx_inv_load_owned(cd, v, addr, out);
+		if ((v = __atomic_load_n(orec, __ATOMIC_ACQUIRE)) >= cd->limit)
+			return false;
+	}
 	return ltx_inv_read(cd, orec, v, addr, out);
 }
 
@@ -103,6 +110,24 @@ ltx_tx_fast_load_excl(struct ltx_tx *tx, const void *addr, uint64_t *out)
 	w->mask = 0;
 	/* The line is ours: no committer can change it under us. */
 	*out = ltx_load_word((const uint64_t *)addr);
+	return true;
+}
+
+/*
+ * tm_free's LTX of a word of a line of the block: the line taken in E on
+ * the fast path, its new entry marked to get a new version at commit
+ * (LTX_WENTRY_BUMP: readers with an older snapshot must not trust the
+ * freed block).  False for the slow path (and its mode's bump_line).
+ */
+static inline __attribute__((always_inline)) bool
+ltx_tx_fast_take_bumped(struct ltx_tx *tx, const void *addr)
+{
+	struct ltx_wentry *w = ltx_tx_fast_acquire(tx, addr);
+
+	if (ltx_unlikely(w == NULL))
+		return false;
+	w->mask = 0;
+	w->link = LTX_WENTRY_LONE_BUMP;
 	return true;
 }
 
@@ -171,19 +196,135 @@ ltx_tx_fast_store_open(struct ltx_tx *tx, void *addr, uint64_t val,
 }
 
 /*
- * COMMIT of a live read-only transaction of the fast paths, with nothing
- * to run at its end (no slow bit): forget the read set and go idle.
- * Returns false when the full commit is needed.
+ * Out of line (tx.c): ltx_tx_commit_small, the small update commit below,
+ * then the work of the slow bits that only come after a commit
+ * (LTX_SLOW_AFTER: tm_malloc/tm_free, actions), for a transaction with no
+ * other slow bit;
+ * ltx_tx_fast_commit_revalidate, its path when another update committed
+ * since the snapshot (the reads are checked, then it goes on with ts).
+ */
+bool ltx_tx_commit_small(struct ltx_tx *tx);
+bool ltx_tx_fast_commit_revalidate(struct ltx_tx *tx, uintptr_t ts);
+
+/* Write one lone entry back and release its orec at ts (a lone single
+ * word, or a lone head with its dirty bytes; LTX alone keeps the version,
+ * unless tm_free marked it LTX_WENTRY_BUMP).  See ltx_inv_publish for
+ * the order. */
+static inline __attribute__((always_inline)) void
+ltx_tx_fast_publish_one(struct ltx_wentry *w, uintptr_t ts)
+{
+	uint64_t m;
+
+	if (ltx_likely(w->link == LTX_WENTRY_LONE_SINGLE)) {
+		__atomic_store_n((uint64_t *)w->single_addr, w->single_val,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(w->orec, ts, __ATOMIC_RELEASE);
+		return;
+	}
+	m = w->mask;
+	if (m != 0)
+		ltx_wset_write_back(w, m);
+	__atomic_store_n(w->orec,
+			 m != 0 || w->link != 0 ? ts : w->old_version,
+			 __ATOMIC_RELEASE);
+}
+
+/* Whether write-set entry w is a lone one (no chain, no flag but
+ * LTX_WENTRY_SINGLE or LTX_WENTRY_BUMP alone): the fast commit takes those
+ * only. */
+static inline __attribute__((always_inline)) bool
+ltx_tx_fast_entry(const struct ltx_wentry *w)
+{
+	return w->link == LTX_WENTRY_LONE_SINGLE || w->link == 0 ||
+	       w->link == LTX_WENTRY_LONE_BUMP;
+}
+
+/*
+ * The small update commit: one or two lone write-set entries.  With a
+ * clock value that needs no revalidation (no other update committed
+ * since the snapshot) it calls nothing, so it saves no register.  tx.c
+ * holds the out-of-line copy that tm_commit and TM_ATOMIC's end reach;
+ * prepared is ltx_clock's new value when the caller took it already
+ * (after revalidating), 0 otherwise.
  */
 static inline __attribute__((always_inline)) bool
-ltx_tx_fast_commit(struct ltx_tx *tx)
+ltx_tx_fast_commit_small(struct ltx_tx *tx, uintptr_t prepared)
 {
-	if (ltx_unlikely(tx->slow != 0) || !ltx_inv_end_read_only(&tx->cd))
+	struct ltx_cd *cd = &tx->cd;
+	struct ltx_wentry *w = cd->ws_base, *end = cd->ws_next;
+	uintptr_t ts = prepared;
+
+	if (ts == 0) {
+		if (end == w) {
+			/* Read-only (with slow bits that come after). */
+			cd->rs_next = cd->rs_base;
+			cd->limit = 0;
+			tx->end_state = 0;
+			__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
+			return true;
+		}
+		if (ltx_unlikely(end - w > 2 || !ltx_tx_fast_entry(w) ||
+				 (end - w == 2 && !ltx_tx_fast_entry(w + 1))))
+			return false;
+		/* ltx_inv_prepare; revalidation is the caller's slow path */
+		ts = __atomic_add_fetch(&ltx_clock, 1, __ATOMIC_ACQ_REL);
+		if (ltx_unlikely(ts != cd->snapshot + 1))
+			return ltx_tx_fast_commit_revalidate(tx, ts);
+	}
+	/* The commit point, one instruction (tx.c commit_point). */
+	if (ltx_unlikely(
+		    !ltx_local_cas(&tx->status, LTX_ACTIVE, LTX_COMMITTING)))
 		return false;
+	ltx_tx_fast_publish_one(w, ts);
+	if (end - w == 2)
+		ltx_tx_fast_publish_one(w + 1, ts);
+	/* The next transaction's lazy snapshot (ltx_inv_publish). */
+	cd->snapshot = ts;
+	cd->ws_next = w;
+	cd->rs_next = cd->rs_base;
+	cd->limit = 0;
+	tx->stats.commits_rw++;
+	tx->end_state = 0; /* last_status and consec_aborts */
+	/* Release: the commit is over before tm_free sees us idle. */
+	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
+	return true;
+}
+
+/*
+ * COMMIT on the fast path (ltx_tx_fast_commit; ltx_tx_fast_commit_ro for
+ * a read-only one alone): a transaction of the fast paths (limit != 0:
+ * live, invisible, uncounted, not irrevocable) with no slow bit, read-only
+ * or with one or two lone write-set entries -- what most transactions
+ * are.  The same steps as the full commit (tx.c commit_live with
+ * ltx_inv_prepare/ltx_inv_publish), with no mask loop, no action scan and
+ * no statistics branch.  Returns false, having done nothing that matters,
+ * for everything else (the full commit then runs; a clock value taken and
+ * not used is harmless: the clock only has to grow).
+ */
+static inline __attribute__((always_inline)) bool
+ltx_tx_fast_commit_ro(struct ltx_tx *tx)
+{
+	struct ltx_cd *cd = &tx->cd;
+
+	if (ltx_unlikely(tx->slow != 0) || ltx_unlikely(cd->limit == 0) ||
+	    ltx_unlikely(cd->ws_next != cd->ws_base))
+		return false;
+	cd->rs_next = cd->rs_base;
+	cd->limit = 0;
 	tx->end_state = 0; /* last_status and consec_aborts */
 	/* Release: the reads are over before tm_free sees us idle. */
 	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
 	return true;
+}
+
+static inline __attribute__((always_inline)) bool
+ltx_tx_fast_commit(struct ltx_tx *tx)
+{
+	/* The read-only case inline and leaf; the update out of line. */
+	return ltx_tx_fast_commit_ro(tx) ||
+	       ((tx->slow & ~LTX_SLOW_AFTER) == 0 && tx->cd.limit != 0 &&
+		tx->cd.ws_next - tx->cd.ws_base <= 2 &&
+		ltx_tx_commit_small(tx));
 }
 
 #endif /* LTX_TX_FAST_H */

@@ -16,6 +16,7 @@
 #include "rt/config.h"
 #include "rt/fence.h"
 #include "rt/wait.h"
+#include "tx/fast.h"
 #include "tx/mem.h"
 #include "tx/tx.h"
 
@@ -122,10 +123,8 @@ struct log {
 };
 
 struct ltx_mem_thread {
-	int cache;	     /* explicit thread cache; -1 none; -2 not yet */
 	struct batch *open;  /* filling: frees committed, not yet sealed */
 	struct batch *first; /* sealed, waiting for their grace period */
-	uint64_t logged_tx;  /* tx_id whose end actions are registered */
 	struct log allocs, frees;
 	unsigned since_reclaim;
 };
@@ -242,7 +241,7 @@ static void check_and_forget(void *p)
 }
 #endif
 
-/* tx's memory state, made on first use (no thread cache yet), or NULL. */
+/* tx's memory state, made on first use, or NULL. */
 static struct ltx_mem_thread *mem_of(struct ltx_tx *tx)
 {
 	struct ltx_mem_thread *m = tx->mem;
@@ -251,7 +250,6 @@ static struct ltx_mem_thread *mem_of(struct ltx_tx *tx)
 		m = calloc(1, sizeof(*m));
 		if (m == NULL)
 			return NULL;
-		m->cache = -2;
 		tx->mem = m;
 	}
 	return m;
@@ -276,24 +274,26 @@ static struct ltx_mem_thread *thread_state(struct ltx_tx **txp)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (m->cache == -2)
-		m->cache = ltx_alloc_cache_create();
 	return m;
 }
 
-static bool log_push(struct log *l, void *p, size_t size)
+static inline bool log_push(struct log *l, void *p, size_t size)
 {
-	if (!LTX_ARRAY_RESERVE(&l->b, &l->cap, l->n, l->n + 1, 16))
+	if (ltx_unlikely(l->n == l->cap) &&
+	    !LTX_ARRAY_RESERVE(&l->b, &l->cap, l->n, l->n + 1, 16))
 		return false;
 	l->b[l->n++] = (struct block){ .p = p, .size = size };
 	return true;
 }
 
-/* Forget the log, leaving no copy of its pointers (for LeakSanitizer). */
+/* Forget the log; under AddressSanitizer, leaving no copy of its
+ * pointers (LeakSanitizer would count a released block as reachable). */
 static void log_clear(struct log *l)
 {
+#if defined(__SANITIZE_ADDRESS__)
 	if (l->n != 0)
 		memset(l->b, 0, l->n * sizeof(*l->b));
+#endif
 	l->n = 0;
 }
 
@@ -304,7 +304,7 @@ static void release_blocks(struct ltx_tx *tx, struct ltx_mem_thread *m,
 		if (b[i].release != NULL)
 			b[i].release(b[i].p, b[i].size);
 		else
-			ltx_alloc_free(b[i].p, b[i].size, m->cache);
+			ltx_alloc_free(b[i].p, b[i].size);
 	}
 	tx->stats.mem_freed_blocks += n;
 }
@@ -461,7 +461,7 @@ static void release_now(struct ltx_mem_thread *m, void *p, size_t size,
 	if (release != NULL)
 		release(p, size);
 	else
-		ltx_alloc_free(p, size, m != NULL ? m->cache : -1);
+		ltx_alloc_free(p, size);
 }
 
 /*
@@ -513,33 +513,30 @@ static void free_after_grace(struct ltx_tx *tx, struct ltx_mem_thread *m,
 	tx->stats.mem_freed_blocks++;
 }
 
-/* Commit action: the frees take effect; the allocations are kept. */
-static void committed(void *arg)
+/*
+ * The transaction that allocated or freed ended (tx.c calls this for the
+ * slow bit LTX_SLOW_MEM, after the transaction is over).  Committed: the
+ * frees take effect, the allocations are kept.  Aborted: the frees are
+ * forgotten, the allocations released (no other thread can have seen
+ * them: they were only in buffered stores).
+ */
+void ltx_mem_end(struct ltx_tx *tx, bool committed)
 {
-	struct ltx_tx *tx = arg;
 	struct ltx_mem_thread *m = tx->mem;
 
-	m->logged_tx = 0;
-	log_clear(&m->allocs);
-	for (size_t i = 0; i < m->frees.n; i++) {
-		/* Debug builds: the block stops being live only now that
-		 * its free has committed (a block freed twice by this
-		 * transaction is reported here). */
-		check_and_forget(m->frees.b[i].p);
-		free_after_grace(tx, m, m->frees.b[i].p, m->frees.b[i].size,
-				 NULL);
+	if (committed) {
+		log_clear(&m->allocs);
+		for (size_t i = 0; i < m->frees.n; i++) {
+			/* Debug builds: the block stops being live only now
+			 * that its free has committed (a block freed twice by
+			 * this transaction is reported here). */
+			check_and_forget(m->frees.b[i].p);
+			free_after_grace(tx, m, m->frees.b[i].p,
+					 m->frees.b[i].size, NULL);
+		}
+		log_clear(&m->frees);
+		return;
 	}
-	log_clear(&m->frees);
-}
-
-/* Abort action: the frees are forgotten, the allocations released (no
- * other thread can have seen them: they were only in buffered stores). */
-static void aborted(void *arg)
-{
-	struct ltx_tx *tx = arg;
-	struct ltx_mem_thread *m = tx->mem;
-
-	m->logged_tx = 0;
 	log_clear(&m->frees);
 	for (size_t i = 0; i < m->allocs.n; i++) {
 		check_and_forget(m->allocs.b[i].p);
@@ -549,17 +546,10 @@ static void aborted(void *arg)
 	log_clear(&m->allocs);
 }
 
-/* Have committed/aborted run when the current transaction ends. */
-static bool log_transaction(struct ltx_tx *tx, struct ltx_mem_thread *m)
+/* Have ltx_mem_end run when the current transaction ends. */
+static inline void log_transaction(struct ltx_tx *tx)
 {
-	if (m->logged_tx == tx->tx_id)
-		return true;
-	/* The abort action first: if the commit action cannot be added the
-	 * transaction is doomed, and the abort action cleans up. */
-	if (!ltx_tx_add_action(tx, aborted, tx, false))
-		return false;
-	m->logged_tx = tx->tx_id;
-	return ltx_tx_add_action(tx, committed, tx, true);
+	tx->slow |= LTX_SLOW_MEM;
 }
 
 static int status_of(const struct ltx_tx *tx)
@@ -567,42 +557,62 @@ static int status_of(const struct ltx_tx *tx)
 	return __atomic_load_n(&tx->status, __ATOMIC_RELAXED);
 }
 
+/* The calling thread's memory state when it has one and the backend is
+ * loaded (the common case, no call), else thread_state's answer. */
+static inline struct ltx_mem_thread *fast_state(struct ltx_tx **txp)
+{
+	struct ltx_tx *tx = ltx_self;
+	struct ltx_mem_thread *m = tx->mem;
+
+	/* A descriptor with memory state was made by thread_state, after
+	 * the backend loaded. */
+	if (ltx_likely(m != NULL)) {
+		*txp = tx;
+		return m;
+	}
+	return thread_state(txp);
+}
+
 void *ltx_mem_alloc(size_t size, size_t align, bool zero)
 {
 	struct ltx_tx *tx;
-	struct ltx_mem_thread *m = thread_state(&tx);
+	struct ltx_mem_thread *m = fast_state(&tx);
 	void *p;
 
-	if (m == NULL)
+	if (ltx_unlikely(m == NULL))
 		return NULL;
 	/* Whole words, so that tm_free's LTX of a word of each line stays
 	 * inside the block (take_lines). */
-	if (size > SIZE_MAX - 7) {
+	if (ltx_unlikely(size > SIZE_MAX - 7)) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	size = size == 0 ? 8 : (size + 7) & ~(size_t)7;
-	p = ltx_alloc(size, align, zero, m->cache);
-	if (p == NULL) {
+	p = ltx_alloc(size, align, zero);
+	if (ltx_unlikely(p == NULL)) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	tx->stats.mem_alloc_blocks++;
 	live_add(p);
-	if (!ltx_status_idle(status_of(tx)) &&
-	    (!log_transaction(tx, m) || !log_push(&m->allocs, p, 0))) {
-		/* No memory to log the block (the size is found if the
-		 * transaction aborts): give it back now; the transaction is
-		 * doomed (TM_ABORT_NOMEM) if it was not already. */
-		if (status_of(tx) == LTX_ACTIVE)
-			ltx_tx_doom(tx, TM_ABORT_NOMEM | TM_ABORT_CAPACITY);
-		check_and_forget(p);
-		ltx_alloc_free(p, ltx_alloc_usable(p), m->cache);
-		tx->stats.mem_freed_blocks++;
-		errno = ENOMEM;
-		return NULL;
+	if (!ltx_status_idle(status_of(tx))) {
+		if (ltx_unlikely(!log_push(&m->allocs, p, 0))) {
+			/* No memory to log the block: give it back now; the
+			 * transaction is doomed (TM_ABORT_NOMEM) if it was
+			 * not already. */
+			if (status_of(tx) == LTX_ACTIVE)
+				ltx_tx_doom(tx,
+					    TM_ABORT_NOMEM | TM_ABORT_CAPACITY);
+			check_and_forget(p);
+			ltx_alloc_free(p, ltx_alloc_usable(p));
+			tx->stats.mem_freed_blocks++;
+			errno = ENOMEM;
+			return NULL;
+		}
+		log_transaction(tx);
 	}
-	if (m->first != NULL && ++m->since_reclaim >= RECLAIM_EVERY)
+	if (ltx_unlikely(m->first != NULL) &&
+	    ++m->since_reclaim >= RECLAIM_EVERY)
 		reclaim(tx, m);
 	return p;
 }
@@ -610,25 +620,48 @@ void *ltx_mem_alloc(size_t size, size_t align, bool zero)
 /*
  * Take every line of [p, p + size) in E, marked to get a new version at
  * commit.  Begins a transaction if none is running.  Returns false if the
- * transaction is doomed.
+ * transaction is doomed.  A line not held yet takes the fast path, which
+ * marks its new entry (tx/fast.h); one held already is marked by its mode.
  */
 static bool take_lines(struct ltx_tx *tx, void *p, size_t size)
 {
 	uintptr_t a = (uintptr_t)p; /* word-aligned, as blocks are */
 	uintptr_t end = (uintptr_t)p + (size & ~(size_t)7);
-	const struct ltx_cd_ops *ops = ltx_cd_ops_of(tx->mode);
 
 	/* LTX of a word of the block in each line: never a byte outside
 	 * (blocks are whole words: ltx_mem_alloc). */
 	while (a < end) {
-		ltx_tx_load(tx, (const void *)a, true);
-		if (status_of(tx) != LTX_ACTIVE)
-			return false;
-		if (ops->bump_line != NULL)
-			ops->bump_line(&tx->cd, (const void *)a);
+		if (!ltx_tx_fast_take_bumped(tx, (const void *)a)) {
+			const struct ltx_cd_ops *ops;
+
+			ltx_tx_load(tx, (const void *)a, true);
+			if (status_of(tx) != LTX_ACTIVE)
+				return false;
+			ops = ltx_cd_ops_of(tx->mode);
+			if (ops->bump_line != NULL)
+				ops->bump_line(&tx->cd, (const void *)a);
+		}
 		a = (a & ~LTX_LINE_MASK) + LTX_LINE_SIZE;
 	}
 	return true;
+}
+
+/*
+ * Whether the running transaction allocated p (it is in the allocation
+ * log): then no other transaction can have seen it (it was only in
+ * buffered stores), and its free needs no lines and no grace period.
+ * The log is taken back by one entry (the newest first: a block is
+ * usually freed soon after it is allocated, if at all).
+ */
+static bool unpublished(struct ltx_mem_thread *m, void *p)
+{
+	for (size_t i = m->allocs.n; i-- > 0;) {
+		if (m->allocs.b[i].p == p) {
+			m->allocs.b[i] = m->allocs.b[--m->allocs.n];
+			return true;
+		}
+	}
+	return false;
 }
 
 void ltx_mem_free(void *p)
@@ -636,19 +669,22 @@ void ltx_mem_free(void *p)
 	struct ltx_tx *tx;
 	struct ltx_mem_thread *m;
 	size_t size;
+	int st;
 
 	if (p == NULL)
 		return;
-	if (!ltx_alloc_loaded()) {
+	/* A thread with memory state has had the backend loaded. */
+	if (ltx_unlikely(ltx_self->mem == NULL) && !ltx_alloc_loaded()) {
 		fprintf(stderr, "ltx: tm_free(%p): tm_malloc was never "
 				"called: not a block from tm_malloc\n",
 			p);
 		abort();
 	}
-	m = thread_state(&tx);
-	if (m == NULL)
+	m = fast_state(&tx);
+	if (ltx_unlikely(m == NULL))
 		return; /* cannot happen once the backend is loaded */
-	if (status_of(tx) == LTX_DOOMED)
+	st = status_of(tx);
+	if (ltx_unlikely(st == LTX_DOOMED))
 		return; /* the free will not happen; p may be stale */
 	/*
 	 * Debug builds: a block not live here may also be one whose free by
@@ -658,12 +694,12 @@ void ltx_mem_free(void *p)
 	 * past that is freeing a block twice, or a foreign pointer.
 	 */
 	if (!live_contains(p)) {
-		if (status_of(tx) == LTX_ACTIVE && !take_lines(tx, p, 8))
+		if (st == LTX_ACTIVE && !take_lines(tx, p, 8))
 			return;
 		report_bad_free(p);
 	}
 	size = ltx_alloc_usable(p);
-	if (ltx_status_idle(status_of(tx))) {
+	if (ltx_unlikely(ltx_status_idle(st))) {
 		/* A transaction of its own, retried until it commits: it
 		 * fails only while another transaction holds a line of the
 		 * block, which a correct program ends soon. */
@@ -674,12 +710,20 @@ void ltx_mem_free(void *p)
 		free_after_grace(tx, m, p, size, NULL);
 		return;
 	}
+	if (unpublished(m, p)) {
+		check_and_forget(p);
+		ltx_alloc_free(p, size);
+		tx->stats.mem_freed_blocks++;
+		return;
+	}
 	if (!take_lines(tx, p, size))
 		return; /* doomed: the free will not happen */
 	/* The lines are ours: no other free of p can be under way.  The
 	 * block stays live (debug builds) until the free commits. */
-	if (log_transaction(tx, m) && log_push(&m->frees, p, size))
+	if (ltx_likely(log_push(&m->frees, p, size))) {
+		log_transaction(tx);
 		return;
+	}
 	if (status_of(tx) == LTX_ACTIVE)
 		ltx_tx_doom(tx, TM_ABORT_NOMEM | TM_ABORT_CAPACITY);
 }
@@ -749,8 +793,6 @@ void ltx_mem_thread_exit(struct ltx_tx *tx)
 			;
 		m->first = NULL;
 	}
-	ltx_alloc_cache_destroy(m->cache);
-	m->cache = -2;
 	free(m->allocs.b);
 	free(m->frees.b);
 	m->allocs = (struct log){ 0 };

@@ -34,6 +34,13 @@ void ltx_mem_free(void *p);
 void ltx_mem_free_foreign(void *p, size_t size,
 			  void (*release)(void *, size_t));
 
+/*
+ * ltx_mem_end: the transaction of tx that allocated or freed (slow bit
+ * LTX_SLOW_MEM) is over: committed, or aborted.  Called by tx.c once the
+ * transaction has ended.
+ */
+void ltx_mem_end(struct ltx_tx *tx, bool committed);
+
 /* ltx_mem_flush: tm_mem_flush. */
 void ltx_mem_flush(void);
 

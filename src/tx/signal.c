@@ -5,9 +5,11 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <ucontext.h>
 
 #include "cd/cd.h"
+#include "rt/jump.h"
 #include "rt/signal.h"
 #include "tx/desc.h"
 #include "tx/tx.h"
@@ -32,15 +34,15 @@
 
 /*
  * Doom the thread's transaction from a handler: only limit, cause and
- * status (see desc.h); the lines are released by the next slow path.  An
- * irrevocable transaction is not doomed: it never aborts.
+ * status (see desc.h).  An irrevocable transaction is not doomed: it never
+ * aborts; nor is one past its commit point.  Returns whether it doomed.
  */
-static void doom_from_handler(struct ltx_tx *tx, unsigned cause)
+static bool doom_from_handler(struct ltx_tx *tx, unsigned cause)
 {
 	if (tx == &ltx_boot_tx || tx == &ltx_refuse_tx || tx->cd.irrevocable)
-		return;
+		return false;
 	if (__atomic_load_n(&tx->status, __ATOMIC_RELAXED) != LTX_ACTIVE)
-		return;
+		return false;
 	__atomic_store_n(&tx->cd.limit, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&tx->cause,
 			 __atomic_load_n(&tx->cause, __ATOMIC_RELAXED) | cause,
@@ -48,6 +50,7 @@ static void doom_from_handler(struct ltx_tx *tx, unsigned cause)
 	/* The interrupted code must see limit 0 before status DOOMED. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&tx->status, LTX_DOOMED, __ATOMIC_RELAXED);
+	return true;
 }
 
 /*
@@ -79,7 +82,7 @@ static void sandbox(struct ltx_tx *tx, int sig, ucontext_t *uc)
 	}
 	/* The checkpoint saved no mask: put back the interrupted one. */
 	pthread_sigmask(SIG_SETMASK, &uc->uc_sigmask, NULL);
-	tx->checkpoint->restart(tx->checkpoint, cause);
+	tx->checkpoint->ops->restart(tx->checkpoint, cause);
 }
 
 
@@ -88,11 +91,52 @@ static void on_fault(int sig, void *uc)
 	sandbox(ltx_self, sig, uc);
 }
 
+/*
+ * The handlers running on this thread, innermost last: what ltx_self was
+ * when each began, and where its frame is, so that a jump out of them
+ * (siglongjmp, rt/jump.h) can undo what leave would have.  Deeper nesting
+ * than MAX_FRAMES is not tracked (the jump hook then keeps what it cannot
+ * see).  Thread-local, touched by the thread and its handlers only.
+ */
+#define MAX_FRAMES 8
+
+struct handler_frame {
+	struct ltx_tx *prev; /* ltx_self before the handler */
+	uintptr_t sp;	     /* a stack address inside the handler's frame */
+	uintptr_t alt_lo, alt_hi; /* the alternate stack it runs on, or 0 */
+};
+
+static __thread struct handler_frame frames[MAX_FRAMES]
+	__attribute__((tls_model("initial-exec")));
+static __thread unsigned nframes __attribute__((tls_model("initial-exec")));
+
+/* The handler that runs next is on the alternate signal stack: its range
+ * (a jump to the thread's own stack leaves it whatever the addresses). */
+static void alt_stack_of(struct handler_frame *f)
+{
+	stack_t ss;
+
+	f->alt_lo = f->alt_hi = 0;
+	if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)) {
+		f->alt_lo = (uintptr_t)ss.ss_sp;
+		f->alt_hi = (uintptr_t)ss.ss_sp + ss.ss_size;
+	}
+}
+
 static void *on_enter(int sig, bool handler)
 {
 	struct ltx_tx *cur = ltx_self, *use;
 
-	doom_from_handler(cur, TM_ABORT_SIGNAL | ((unsigned)sig << 24));
+	/* The article: the signal aborts the transaction, and its lines go
+	 * back at once (their slots are EMPTY), so that the handler's own
+	 * transactions can take them.  The interrupted operation may be
+	 * halfway: release_held touches the lock words only; the logs are
+	 * emptied by the next slow path, which finds the transaction doomed.
+	 * (An LTX interrupted in the few instructions between its lock and
+	 * its load may load the line as the handler left it: a value for a
+	 * doomed transaction, which its next operation or commit reports.) */
+	if (doom_from_handler(cur, TM_ABORT_SIGNAL | ((unsigned)sig << 24)))
+		ltx_cd_ops_of(cur->mode)->release_held(&cur->cd);
 	if (!handler)
 		return NULL;
 	/* Transactions in the handler run on the handler descriptor. */
@@ -103,22 +147,83 @@ static void *on_enter(int sig, bool handler)
 		use = cur->handler_tx;
 	else
 		use = &ltx_refuse_tx;
+	if (nframes < MAX_FRAMES) {
+		struct handler_frame *f = &frames[nframes];
+
+		f->prev = cur;
+		f->sp = (uintptr_t)__builtin_frame_address(0);
+		alt_stack_of(f);
+		/* Counted once filled: a handler that interrupts this one
+		 * sees it whole. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		nframes++;
+	}
 	ltx_self = use;
 	return cur;
 }
 
-static void on_leave(void *token)
+/* The handler is over (returned, or left by a jump): back to the
+ * descriptor it interrupted; a transaction it left open is abandoned. */
+static void handler_over(struct ltx_tx *cur)
 {
-	struct ltx_tx *cur = token, *use = ltx_self;
+	struct ltx_tx *use = ltx_self;
 
 	if (use != cur && use != &ltx_refuse_tx) {
-		/* A transaction the handler left open is abandoned. */
 		use->checkpoint = NULL;
-		use->atomic_depth = 0;
 		ltx_tx_abort(use);
 	}
 	if (cur != &ltx_boot_tx)
 		ltx_self = cur;
+}
+
+static void on_leave(void *token)
+{
+	struct ltx_tx *cur = token;
+
+	if (nframes > 0 && frames[nframes - 1].prev == cur)
+		nframes--;
+	handler_over(cur);
+}
+
+/* Does a jump to stack pointer sp leave the handler of frame f? */
+static bool leaves(const struct handler_frame *f, uintptr_t sp)
+{
+	if (f->alt_hi != 0)
+		return sp < f->alt_lo || sp >= f->alt_hi || sp > f->sp;
+	return sp > f->sp;
+}
+
+/*
+ * A longjmp or siglongjmp (rt/jump.h) to stack pointer sp.  First the
+ * handlers it leaves are over, as if they had returned.  A transaction
+ * they interrupted was doomed by the signal (the article: a jump out of
+ * the handler aborts it): it ends now, unless it has a restart point that
+ * the jump lands inside of (the block then restarts at its next
+ * operation).  Then the restartable block of the current descriptor, if
+ * the jump lands in its frame or an outer one: its transaction ends and
+ * the block is forgotten (ltx_tx_leave_block).
+ */
+static void on_jump(uintptr_t sp)
+{
+	bool left_handler = false;
+	struct ltx_tx *tx;
+
+	while (nframes > 0 && leaves(&frames[nframes - 1], sp)) {
+		struct ltx_tx *prev = frames[--nframes].prev;
+
+		handler_over(prev);
+		left_handler = true;
+	}
+	tx = ltx_self;
+	if (tx == &ltx_boot_tx || tx == &ltx_refuse_tx)
+		return;
+	if (tx->checkpoint != NULL && sp >= tx->checkpoint->sp) {
+		ltx_tx_leave_block(tx);
+		return;
+	}
+	if (left_handler && tx->checkpoint == NULL &&
+	    __atomic_load_n(&tx->status, __ATOMIC_RELAXED) == LTX_DOOMED)
+		ltx_tx_abort(tx); /* no backoff: nobody retries it */
 }
 
 void ltx_tx_signals_init(void)
@@ -130,4 +235,5 @@ void ltx_tx_signals_init(void)
 	};
 
 	ltx_signal_init(&hooks);
+	ltx_jump_init(on_jump);
 }

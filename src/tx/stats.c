@@ -6,6 +6,7 @@
 #pragma GCC visibility pop
 
 #include <errno.h>
+#include <stddef.h>
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
@@ -46,16 +47,42 @@ void ltx_stats_write_end(struct ltx_tx *tx)
 	__atomic_store_n(&tx->stats_gen, tx->stats_gen + 1, __ATOMIC_RELEASE);
 }
 
-/* Read-only commits of an idle descriptor that did not count them. */
-static uint64_t derived_ro(uint64_t tx_id, const struct ltx_stats *s,
+/* Read-only commits of an idle descriptor that did not count them: begun
+ * is the transactions begun since its counters were reset. */
+static uint64_t derived_ro(uint64_t begun, const struct ltx_stats *s,
 			   bool in_progress)
 {
 	uint64_t done = s->commits_rw + s->aborts + (in_progress ? 1 : 0);
 
-	return tx_id > done ? tx_id - done : 0;
+	return begun > done ? begun - done : 0;
 }
 
-void ltx_stats_arm(struct ltx_tx *tx)
+#define MERGE_MAX 256
+
+/*
+ * The threads' sites merged: one merge at a time (the refresh thread, the
+ * exit handler), in one static buffer under merge_lock, so the refresh
+ * thread allocates nothing every 100 ms.  A fork child reinitializes the
+ * lock (at_fork_child), which a thread of its parent may have held.
+ */
+static pthread_mutex_t merge_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ltx_stats_site merge_buf[MERGE_MAX];
+
+/*
+ * A child of fork: set when statistics were on, so that the child's first
+ * use of ltx creates its own segment (its parent's is left alone).
+ */
+static bool child_pending;
+
+static void child_first_use(void)
+{
+	if (ltx_unlikely(__atomic_load_n(&child_pending, __ATOMIC_RELAXED)) &&
+	    __atomic_exchange_n(&child_pending, false, __ATOMIC_RELAXED))
+		ltx_statseg_start(ltx_stats_collect);
+}
+
+/* Make tx count what LTX_STATS asks for now. */
+static void arm(struct ltx_tx *tx)
 {
 	int level = __atomic_load_n(&ltx_config.stats, __ATOMIC_RELAXED);
 
@@ -75,9 +102,22 @@ void ltx_stats_arm(struct ltx_tx *tx)
 	tx->slow |= LTX_SLOW_STATS;
 	/* From now on read-only commits are counted, not derived. */
 	ltx_stats_write_begin(tx);
-	tx->stats.commits_ro = derived_ro(tx->tx_id, &tx->stats, false);
+	tx->stats.commits_ro =
+		derived_ro(tx->tx_id - tx->stats_id0, &tx->stats, false);
 	ltx_stats_write_end(tx);
 	tx->stats_on = level;
+}
+
+void ltx_stats_arm(struct ltx_tx *tx)
+{
+	child_first_use();
+	/* One more thread that uses ltx: counted per take, so a descriptor
+	 * handed from an exited thread to a new one counts both, and a
+	 * handler twin (never taken) none. */
+	ltx_stats_write_begin(tx);
+	tx->stats.threads++;
+	ltx_stats_write_end(tx);
+	arm(tx);
 }
 
 /* Did this transaction read (LT) addr's line before?  Asks the mode
@@ -172,6 +212,7 @@ void ltx_stats_doom(struct ltx_tx *tx, int kind, uintptr_t pc,
 	bool stacks = tx->stats_on == LTX_STATS_STACKS;
 	struct ltx_stats_site *s;
 
+	child_first_use();
 	pthread_once(&self_once, find_self_once);
 	if (kind == LTX_SITE_WRITE && addr != NULL &&
 	    (cause & TM_ABORT_CONFLICT) && read_before(tx, addr))
@@ -190,9 +231,46 @@ void ltx_stats_doom(struct ltx_tx *tx, int kind, uintptr_t pc,
 	tx->doom_pc = pc;
 }
 
+/* The one row of an abort (rt/stats.h): the first that applies. */
+static unsigned abort_row(unsigned cause, int kind)
+{
+	if (cause & TM_ABORT_EXPLICIT)
+		return LTX_ABORT_EXPLICIT;
+	if (cause & TM_ABORT_SIGNAL)
+		return LTX_ABORT_SIGNAL;
+	if (cause & TM_ABORT_NOMEM)
+		return LTX_ABORT_NOMEM;
+	if (cause & TM_ABORT_CAPACITY)
+		return LTX_ABORT_CAPACITY;
+	/* Doomed at a site of its own: what found the conflict. */
+	switch (kind) {
+	case LTX_SITE_READ:
+		return LTX_ABORT_CONFLICT_LT;
+	case LTX_SITE_WRITE:
+		return LTX_ABORT_CONFLICT_ST;
+	case LTX_SITE_UPGRADE:
+		return LTX_ABORT_UPGRADE;
+	case LTX_SITE_VALIDATE:
+		return LTX_ABORT_VALIDATE;
+	case LTX_SITE_COMMIT:
+		return LTX_ABORT_COMMIT;
+	default:
+		break;
+	}
+	/* No site: another transaction (an irrevocable one, or the serial
+	 * token's holder) doomed it. */
+	if (cause & TM_ABORT_CONFLICT)
+		return LTX_ABORT_DOOMED;
+	if (cause & TM_ABORT_FAULT)
+		return LTX_ABORT_FAULT;
+	return LTX_ABORT_OTHER;
+}
+
 void ltx_stats_abort(struct ltx_tx *tx, unsigned cause)
 {
 	struct ltx_stats_site *s;
+
+	tx->stats.aborts_by[abort_row(cause, tx->doom_kind)]++;
 
 	if (cause & TM_ABORT_CONFLICT) {
 		if (tx->doom_kind == LTX_SITE_READ)
@@ -229,6 +307,7 @@ void ltx_stats_abort(struct ltx_tx *tx, unsigned cause)
 
 void ltx_stats_commit(struct ltx_tx *tx, uint64_t nr, uint64_t nw)
 {
+	child_first_use();
 	ltx_stats_write_begin(tx);
 	if (nw != 0)
 		tx->stats.commits_rw++;
@@ -240,18 +319,65 @@ void ltx_stats_commit(struct ltx_tx *tx, uint64_t nr, uint64_t nw)
 	ltx_stats_write_end(tx);
 }
 
+/*
+ * The child of a fork counts what it does itself: every descriptor's
+ * counters and sites are cleared (the threads of the others do not exist
+ * in the child; the calling thread's is its only one), and a descriptor
+ * that a thread of the parent was updating at the fork - its generation
+ * odd, and no one left to make it even - is made readable, so that no
+ * reader in the child waits for it.  The tm_malloc figures are state, not
+ * history: they stay.  Runs in the child before fork returns, with no
+ * other thread; walks the registry without its lock (ltx_tx_registry),
+ * which a thread of the parent may have held at the fork.
+ */
+static void at_fork_child(void)
+{
+	struct ltx_tx *me = ltx_self != &ltx_boot_tx ? ltx_self : NULL;
+
+	merge_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	for (struct ltx_tx *tx = ltx_tx_registry(); tx != NULL;
+	     tx = tx->next_all) {
+		struct ltx_stats kept = tx->stats;
+		bool mine = tx == me || (me != NULL && tx == me->handler_tx);
+
+		if (!mine)
+			tx->stats_gen += tx->stats_gen & 1;
+		memset(&tx->stats, 0, sizeof(tx->stats));
+		tx->stats.mem_pending_bytes = kept.mem_pending_bytes;
+		tx->stats.mem_pending_blocks = kept.mem_pending_blocks;
+		tx->stats.mem_freed_blocks = kept.mem_freed_blocks;
+		tx->stats.mem_alloc_blocks = kept.mem_alloc_blocks;
+		/* The transaction in progress, if any, is the child's. */
+		tx->stats_id0 =
+			tx->tx_id - (ltx_status_idle(tx->status) ? 0 : 1);
+		if (tx->sites != NULL)
+			memset(tx->sites, 0,
+			       LTX_STATS_SITES * sizeof(*tx->sites));
+	}
+	if (me != NULL)
+		me->stats.threads = 1;
+	child_pending = ltx_config.stats != LTX_STATS_OFF;
+}
+
+static void hook_fork_once(void)
+{
+	pthread_atfork(NULL, NULL, at_fork_child);
+}
+
 void ltx_stats_init(void)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, hook_fork_once);
 	if (ltx_config.stats != LTX_STATS_OFF)
 		ltx_statseg_start(ltx_stats_collect);
 }
 
 void ltx_stats_changed(void)
 {
-	struct ltx_tx *tx = ltx_tx_self();
-
-	if (tx != NULL)
-		ltx_stats_arm(tx);
+	/* A thread without a descriptor is armed when it takes one. */
+	if (ltx_self != &ltx_boot_tx)
+		arm(ltx_self);
 	ltx_stats_init();
 }
 
@@ -276,7 +402,8 @@ static void read_descriptor(struct ltx_tx *tx, struct ltx_stats *st,
 	for (unsigned tries = 0;; tries++) {
 		uint64_t g1 = __atomic_load_n(&tx->stats_gen, __ATOMIC_ACQUIRE);
 		int status = __atomic_load_n(&tx->status, __ATOMIC_RELAXED);
-		uint64_t id = __atomic_load_n(&tx->tx_id, __ATOMIC_RELAXED);
+		uint64_t id = __atomic_load_n(&tx->tx_id, __ATOMIC_RELAXED) -
+			      __atomic_load_n(&tx->stats_id0, __ATOMIC_RELAXED);
 		int on = __atomic_load_n(&tx->stats_on, __ATOMIC_RELAXED);
 		struct ltx_stats_site *ts =
 			__atomic_load_n(&tx->sites, __ATOMIC_RELAXED);
@@ -300,11 +427,8 @@ static void read_descriptor(struct ltx_tx *tx, struct ltx_stats *st,
 	}
 }
 
-#define MERGE_MAX 256
-
 struct collect {
 	struct ltx_stats *sum;
-	uint64_t threads;
 	struct ltx_stats_site *merged; /* MERGE_MAX */
 	unsigned nmerged;
 };
@@ -349,7 +473,6 @@ static void collect_one(struct ltx_tx *tx, void *arg)
 
 	read_descriptor(tx, &st, c->merged ? sites : NULL, &n);
 	add_stats(c->sum, &st);
-	c->threads++;
 	for (unsigned i = 0; i < n; i++)
 		if (sites[i].count != 0 && sites[i].nstack <= LTX_STATS_STACK)
 			merge_site(c, &sites[i]);
@@ -368,10 +491,16 @@ unsigned ltx_stats_collect(struct ltx_stats *sum, uint64_t *threads,
 	struct collect c = { .sum = sum };
 
 	memset(sum, 0, sizeof(*sum));
-	if (sites != NULL && max > 0)
-		c.merged = calloc(MERGE_MAX, sizeof(*c.merged));
-	ltx_tx_foreach(collect_one, &c);
-	*threads = c.threads;
+	if (sites != NULL && max > 0) {
+		pthread_mutex_lock(&merge_lock);
+		c.merged = merge_buf;
+	}
+	/* Without the registry lock, which a thread of the parent may have
+	 * held at a fork (this runs at the child's exit too). */
+	for (struct ltx_tx *tx = ltx_tx_registry(); tx != NULL;
+	     tx = tx->next_all)
+		collect_one(tx, &c);
+	*threads = sum->threads;
 	if (c.merged == NULL)
 		return 0;
 	qsort(c.merged, c.nmerged, sizeof(*c.merged), by_count);
@@ -381,14 +510,47 @@ unsigned ltx_stats_collect(struct ltx_stats *sum, uint64_t *threads,
 		c.nmerged = max;
 	}
 	memcpy(sites, c.merged, c.nmerged * sizeof(*sites));
-	free(c.merged);
+	pthread_mutex_unlock(&merge_lock);
 	return c.nmerged;
 }
+
+/*
+ * struct tm_stats is the list's TM and SUM fields (rt/stats.h), in the
+ * list's order, after size: a mirror built from the list must have the same
+ * size, and each field the same offset and size, so a field added to one
+ * and not the other, or moved, fails to compile.
+ */
+#define MIRROR_MEMBER(name, dim, abi, show, what)                             \
+	LTX_STATS_PUBLIC_##abi(uint64_t name dim;)
+struct tm_stats_mirror {
+	size_t size;
+	LTX_STATS_FIELDS(MIRROR_MEMBER)
+};
+_Static_assert(sizeof(struct tm_stats_mirror) == sizeof(struct tm_stats),
+	       "struct tm_stats (ltx/tm.h) and the TM fields of "
+	       "LTX_STATS_FIELDS (rt/stats.h) differ");
+#define SAME_PLACE(name, dim, abi, show, what)                                \
+	LTX_STATS_PUBLIC_##abi(_Static_assert(                                \
+		offsetof(struct tm_stats_mirror, name) ==                     \
+				offsetof(struct tm_stats, name) &&            \
+			sizeof(((struct tm_stats_mirror *)0)->name) ==        \
+				sizeof(((struct tm_stats *)0)->name),         \
+		"struct tm_stats." #name " is not where LTX_STATS_FIELDS "    \
+		"puts it: new public fields go at the end of both");)
+LTX_STATS_FIELDS(SAME_PLACE)
+_Static_assert(TM_STATS_CAUSES == LTX_STATS_CAUSES, "causes");
+_Static_assert(TM_STATS_HIST == LTX_STATS_HIST, "buckets");
+
+#define COPY_TM(name) memcpy(&t.name, &s.name, sizeof(t.name));
+#define COPY_LTX(name)
+#define COPY_SUM(name) t.name = LTX_STATS_SUM_##name(&s);
+#define TO_PUBLIC(name, dim, abi, show, what) COPY_##abi(name)
 
 int tm_stats_get(struct tm_stats *out)
 {
 	struct ltx_stats s;
 	struct tm_stats t;
+	uint64_t threads;
 	size_t n;
 
 	if (out == NULL || out->size < offsetof(struct tm_stats, commits_rw)) {
@@ -396,27 +558,8 @@ int tm_stats_get(struct tm_stats *out)
 		return -1;
 	}
 	memset(&t, 0, sizeof(t));
-	ltx_stats_collect(&s, &t.threads, NULL, 0);
-	t.commits_ro = s.commits_ro;
-	t.commits_rw = s.commits_rw;
-	t.commits = s.commits_ro + s.commits_rw;
-	t.aborts = s.aborts;
-	_Static_assert(TM_STATS_CAUSES == LTX_STATS_CAUSES, "causes");
-	_Static_assert(TM_STATS_HIST == LTX_STATS_HIST, "buckets");
-	memcpy(t.abort_cause, s.abort_cause, sizeof(t.abort_cause));
-	t.conflicts_read = s.conflicts_read;
-	t.conflicts_write = s.conflicts_write;
-	t.conflicts_upgrade = s.conflicts_upgrade;
-	memcpy(t.retries_hist, s.retries_hist, sizeof(t.retries_hist));
-	memcpy(t.reads_hist, s.reads_hist, sizeof(t.reads_hist));
-	memcpy(t.writes_hist, s.writes_hist, sizeof(t.writes_hist));
-	t.backoff_cycles = s.backoff_cycles;
-	t.irrevocable = s.irrevocable;
-	t.serial = s.serial;
-	t.bus_t_read = s.bus_t_read;
-	t.bus_t_rfo = s.bus_t_rfo;
-	t.bus_busy = s.bus_busy;
-	t.bus_writeback = s.bus_writeback;
+	ltx_stats_collect(&s, &threads, NULL, 0);
+	LTX_STATS_FIELDS(TO_PUBLIC)
 	n = out->size < sizeof(t) ? out->size : sizeof(t);
 	t.size = n;
 	memcpy(out, &t, n);

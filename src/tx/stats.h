@@ -22,8 +22,10 @@ void ltx_stats_write_begin(struct ltx_tx *tx);
 void ltx_stats_write_end(struct ltx_tx *tx);
 
 /*
- * ltx_stats_arm: make tx count what LTX_STATS asks for (called when a thread
- * takes a descriptor and when the setting changes).  Not for signal handlers.
+ * ltx_stats_arm: a thread took tx (called once per take, not for handler
+ * twins): count the thread, and make tx count what LTX_STATS asks for (a
+ * change of the setting re-arms the calling thread's descriptor by itself).
+ * Not for signal handlers.
  */
 void ltx_stats_arm(struct ltx_tx *tx);
 
@@ -48,8 +50,8 @@ void ltx_stats_init(void);
 
 /*
  * ltx_stats_collect: the totals of every descriptor ever created into *sum
- * (commits_ro exact where counted, else derived), the number of them into
- * *threads, and the abort sites of all threads merged by (pc, kind) into
+ * (commits_ro exact where counted, else derived), the number of threads
+ * that took one (sum->threads) also into *threads, and the abort sites of all threads merged by (pc, kind) into
  * sites[0, max), most frequent first.  Returns the number of sites.  Takes
  * the descriptor registry lock; not for signal handlers.
  */

@@ -20,6 +20,7 @@
 #include "rt/wait.h"
 #include "tx/serial.h"
 #include "tx/stats.h"
+#include "tx/fast.h"
 #include "tx/mem.h"
 #include "tx/tx.h"
 
@@ -32,6 +33,7 @@ static uintptr_t boot_orecs[1];
 
 struct ltx_tx ltx_boot_tx = {
 	.status = LTX_IDLE_SLOW,
+	.slow = LTX_SLOW_STATIC,
 	.cd = { .orecs = boot_orecs, .orec_mul = LTX_HASH_MUL },
 };
 
@@ -39,6 +41,7 @@ static uintptr_t refuse_orecs[1];
 
 struct ltx_tx ltx_refuse_tx = {
 	.status = LTX_IDLE_SLOW,
+	.slow = LTX_SLOW_STATIC,
 	.cd = { .orecs = refuse_orecs, .orec_mul = LTX_HASH_MUL, .no_alloc = 1 },
 };
 
@@ -125,6 +128,7 @@ void ltx_tx_mode_changed(void)
 
 static void run_actions(struct ltx_tx *tx, bool committed);
 static void end_serial(struct ltx_tx *tx);
+static void end_mem(struct ltx_tx *tx, bool committed);
 
 static void thread_exit(void *arg)
 {
@@ -138,10 +142,10 @@ static void thread_exit(void *arg)
 		tx->cause = 0;
 		store_status(tx, LTX_IDLE_SLOW);
 		end_serial(tx);
+		end_mem(tx, false);
 		run_actions(tx, false);
 	}
 	tx->checkpoint = NULL;
-	tx->atomic_depth = 0;
 	ltx_mem_thread_exit(tx);
 	ltx_self = &ltx_boot_tx;
 	pthread_mutex_lock(&registry_lock);
@@ -237,7 +241,6 @@ struct ltx_tx *ltx_tx_self(void)
 	tx->mode = ltx_config.mode;
 	store_status(tx, idle_status()); /* tm_free reads it (tx/mem.c) */
 	tx->checkpoint = NULL;
-	tx->atomic_depth = 0;
 	tx->rng = ((uint64_t)(uintptr_t)tx * LTX_HASH_MUL) ^ ltx_cycles();
 	if (tx->rng == 0)
 		tx->rng = 1;
@@ -277,19 +280,19 @@ void ltx_tx_foreach(void (*fn)(struct ltx_tx *tx, void *arg), void *arg)
 
 /*
  * The commit point of an update: a signal handler may have doomed the
- * transaction at any instruction up to here (it only flips status from
- * ACTIVE to DOOMED): honour it now.  From the store of LTX_COMMITTING on it
- * is too late, the transaction commits, and the handler leaves it alone
- * (the fault sandbox too: a fault while writing back is a real bug).  A
- * doom landing between the load and the store is lost, as if the signal
- * had come just after the commit.
+ * transaction at any instruction up to here (status ACTIVE -> DOOMED, and
+ * its lines released at once, tx/signal.c): honour it now.  From
+ * LTX_COMMITTING on it is too late, the transaction commits, and the
+ * handler leaves it alone (the fault sandbox too: a fault while writing
+ * back is a real bug).  The test and the change are one instruction
+ * (ltx_local_cas): with a load and a store, a doom landing between them
+ * would release the lines and the write-back would then publish into
+ * lines that other transactions had taken meanwhile.
  */
 static bool commit_point(struct ltx_tx *tx)
 {
-	if (ltx_unlikely(load_status(tx) != LTX_ACTIVE))
-		return false;
-	__atomic_store_n(&tx->status, LTX_COMMITTING, __ATOMIC_RELAXED);
-	return true;
+	return ltx_likely(
+		ltx_local_cas(&tx->status, LTX_ACTIVE, LTX_COMMITTING));
 }
 
 /*
@@ -508,6 +511,15 @@ static void end_serial(struct ltx_tx *tx)
 	}
 }
 
+/* The transaction is over: settle what it allocated and freed. */
+static void end_mem(struct ltx_tx *tx, bool committed)
+{
+	if (ltx_unlikely(tx->slow & LTX_SLOW_MEM)) {
+		tx->slow &= ~LTX_SLOW_MEM;
+		ltx_mem_end(tx, committed);
+	}
+}
+
 /* End a doomed or aborted transaction; back off if it failed by itself. */
 static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 {
@@ -526,6 +538,7 @@ static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 	ltx_stats_write_end(tx);
 	store_status(tx, idle_status());
 	end_serial(tx);
+	end_mem(tx, false);
 	if (ltx_unlikely(tx->nactions != 0))
 		run_actions(tx, false);
 	if (backoff) {
@@ -548,7 +561,7 @@ static void restart(struct ltx_tx *tx, unsigned cause)
 {
 	struct ltx_checkpoint *cp = tx->checkpoint;
 
-	cp->restart(cp, cause);
+	cp->ops->restart(cp, cause);
 	abort(); /* a checkpoint's restart must not return */
 }
 
@@ -732,6 +745,7 @@ committed_slow(struct ltx_tx *tx, bool wrote, uint64_t nr, uint64_t nw)
 	tx->end_state = 0;
 	store_status(tx, idle_status());
 	end_serial(tx);
+	end_mem(tx, true);
 	if (tx->slow & LTX_SLOW_ACTIONS)
 		run_actions(tx, true);
 }
@@ -819,6 +833,50 @@ void ltx_tx_abort(struct ltx_tx *tx)
 	/* In a restartable block, tm_abort() leaves the block. */
 	if (tx->checkpoint != NULL)
 		restart(tx, TM_ABORT_EXPLICIT);
+}
+
+/* After a fast commit: the work of its slow bits (LTX_SLOW_AFTER). */
+static __attribute__((noinline)) bool committed_after(struct ltx_tx *tx)
+{
+	end_mem(tx, true);
+	if (tx->slow & LTX_SLOW_ACTIONS)
+		run_actions(tx, true);
+	return true;
+}
+
+bool ltx_tx_commit_small(struct ltx_tx *tx)
+{
+	if (!ltx_tx_fast_commit_small(tx, 0))
+		return false;
+	if (ltx_unlikely(tx->slow != 0))
+		return committed_after(tx);
+	return true;
+}
+
+__attribute__((noinline)) bool ltx_tx_fast_commit_revalidate(struct ltx_tx *tx,
+							    uintptr_t ts)
+{
+	if (!ltx_inv_reads_valid(&tx->cd))
+		return false; /* the full commit dooms it */
+	return ltx_tx_fast_commit_small(tx, ts);
+}
+
+void ltx_tx_leave_block(struct ltx_tx *tx)
+{
+	struct ltx_checkpoint *cp = tx->checkpoint;
+	int st = load_status(tx);
+
+	/* No restart from here on: the block is gone. */
+	tx->checkpoint = NULL;
+	if (st == LTX_ACTIVE && tx->cd.irrevocable)
+		(void)ltx_tx_commit(tx); /* done in place: cannot be undone */
+	else if (!ltx_status_idle(st))
+		finish_abort(tx,
+			     (st == LTX_DOOMED ? tx->cause : 0) |
+				     TM_ABORT_EXPLICIT,
+			     false);
+	if (cp != NULL && cp->ops->left != NULL)
+		cp->ops->left(cp);
 }
 
 void ltx_tx_retry(struct ltx_tx *tx)

@@ -119,6 +119,14 @@ void ltx_tx_foreach(void (*fn)(struct ltx_tx *tx, void *arg), void *arg);
 void ltx_tx_rollback(struct ltx_tx *tx);
 
 /*
+ * ltx_tx_leave_block: the thread left tx's restartable block by a jump or
+ * an unwind: end its transaction (aborted; committed if irrevocable, which
+ * cannot be undone), forget the block (checkpoint, depth) and tell its
+ * owner (struct ltx_checkpoint.left).  Not in signal handlers.
+ */
+void ltx_tx_leave_block(struct ltx_tx *tx);
+
+/*
  * ltx_tx_retry: abort the transaction (beginning one if none is open) with
  * TM_ABORT_EXPLICIT|TM_ABORT_RETRY and apply backoff; in a restartable
  * block, restart it.

@@ -22,7 +22,12 @@
  * sanitizers' findings.
  */
 
-static const char *const names[] = {"LTX_MODE", "LTX_BACKOFF", "LTX_OREC_BITS"};
+/* Every setting of the table (rt/config.c). */
+static const char *const names[] = {
+	"LTX_MODE",	  "LTX_BACKOFF",      "LTX_OREC_BITS",	"LTX_STATS",
+	"LTX_STATS_FILE", "LTX_SERIAL_AFTER", "LTX_ALLOC",	"LTX_MEM_LIMIT",
+	"LTX_CAPACITY",	  "LTX_ITM_SERIAL",   "LTX_ITM_REPORT",
+};
 
 static void fail(const char *what, const char *name, const char *value,
 		 const char *got)

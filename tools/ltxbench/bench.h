@@ -75,6 +75,7 @@ struct bench_impl {
 /* The workloads of each access interface (NULL-ended). */
 extern const struct bench_workload *const bench_seq_workloads[];
 extern const struct bench_workload *const bench_ltx_workloads[];
+extern const struct bench_workload *const bench_ltx_inline_workloads[];
 extern const struct bench_workload *const bench_mutex_workloads[];
 extern const struct bench_workload *const bench_spin_workloads[];
 extern const struct bench_workload *const bench_lockfree_workloads[];

@@ -62,6 +62,8 @@ static const struct bench_impl impls[] = {
 	  .prepare = prepare_invisible, .counts_aborts = true },
 	{ .name = "ltx-visible", .workloads = bench_ltx_workloads,
 	  .prepare = prepare_visible, .counts_aborts = true },
+	{ .name = "ltx-inline", .workloads = bench_ltx_inline_workloads,
+	  .prepare = prepare_invisible, .counts_aborts = true },
 	{ .name = "mutex", .workloads = bench_mutex_workloads },
 	{ .name = "spin", .workloads = bench_spin_workloads },
 	{ .name = "lockfree", .workloads = bench_lockfree_workloads },
@@ -255,6 +257,7 @@ static void list(void)
 	       "  seq              uninstrumented code, 1 thread only\n"
 	       "  ltx-invisible    ltx tm_*, LTX_MODE=invisible\n"
 	       "  ltx-visible      ltx tm_*, LTX_MODE=visible\n"
+	       "  ltx-inline       ltx tm_* built with LTX_INLINE, invisible\n"
 	       "  mutex            one global pthread mutex\n"
 	       "  spin             one global spinlock with backoff\n"
 	       "  lockfree         lifo, counter, hm93-counting only\n"
@@ -993,6 +996,7 @@ static const struct look {
 	{"#000000", -1, 2}, /* seq */
 	{"#0046ad", 7, 1},  /* ltx-invisible */
 	{"#6a1b9a", 5, 1},  /* ltx-visible */
+	{"#1565c0", 3, 6},  /* ltx-inline */
 	{"#c62828", 9, 3},  /* mutex */
 	{"#e65100", 11, 4}, /* spin */
 	{"#2e7d32", 13, 5}, /* lockfree */
