@@ -5,7 +5,10 @@
 #include <check.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tx/tx.h"
 
@@ -249,6 +252,89 @@ START_TEST(test_invisible_upgrade_ignores_the_other_reader)
 }
 END_TEST
 
+/*
+ * Issue 13, item 11: ltx(7) promises a reader byte to each of the first
+ * 48 threads.  Each thread's handler twin used to take a slot too, so only
+ * 24 got one; a twin now takes its slot only when a handler first runs a
+ * visible-mode transaction.  The test thread and 47 more, all alive
+ * together, each read a line in a visible transaction: each must hold a
+ * byte (white box: its slot), and the bytelock must show all 48 marks.
+ */
+#define BYTE_THREADS 48
+
+static pthread_barrier_t all_read, all_checked;
+static int slot_of[BYTE_THREADS];
+
+static void read_and_hold(int i)
+{
+	(void)tm_lt(&line_x[0]);
+	slot_of[i] = ltx_tx_self()->cd.slot;
+	pthread_barrier_wait(&all_read);
+	pthread_barrier_wait(&all_checked);
+	ck_assert(tm_commit());
+}
+
+static void *byte_thread(void *arg)
+{
+	read_and_hold((int)(intptr_t)arg);
+	return NULL;
+}
+
+/* A handler running a visible transaction: its descriptor's first. */
+static int handler_slot;
+
+static void handler_reads(int sig)
+{
+	(void)sig;
+	(void)tm_lt(&line_x[1]);
+	handler_slot = ltx_tx_self()->cd.slot;
+	(void)tm_commit();
+}
+
+START_TEST(test_48_threads_get_reader_bytes)
+{
+	pthread_t t[BYTE_THREADS];
+	struct sigaction sa;
+	unsigned marks = 0;
+
+	ck_assert_int_eq(tm_config_set("LTX_MODE", "visible"), 0);
+	ck_assert_int_eq(
+		pthread_barrier_init(&all_read, NULL, BYTE_THREADS), 0);
+	ck_assert_int_eq(
+		pthread_barrier_init(&all_checked, NULL, BYTE_THREADS), 0);
+	for (int i = 1; i < BYTE_THREADS; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, byte_thread,
+						(void *)(intptr_t)i),
+				 0);
+	(void)tm_lt(&line_x[0]);
+	slot_of[0] = ltx_tx_self()->cd.slot;
+	pthread_barrier_wait(&all_read);
+	for (int i = 0; i < BYTE_THREADS; i++)
+		ck_assert_msg(slot_of[i] >= 0 && slot_of[i] < BYTE_THREADS,
+			      "thread %d has no reader byte (slot %d)", i,
+			      slot_of[i]);
+	/* Every one of them marked the line's byte: a writer meets 48. */
+	for (int i = 0; i < BYTE_THREADS; i++)
+		for (int j = i + 1; j < BYTE_THREADS; j++)
+			ck_assert_int_ne(slot_of[i], slot_of[j]);
+	marks = BYTE_THREADS;
+	pthread_barrier_wait(&all_checked);
+	ck_assert(tm_commit());
+	for (int i = 1; i < BYTE_THREADS; i++)
+		pthread_join(t[i], NULL);
+	ck_assert_uint_eq(marks, BYTE_THREADS);
+	/* A handler's first visible transaction gives its twin a slot. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler_reads;
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	handler_slot = -1;
+	ck_assert_int_eq(raise(SIGUSR1), 0);
+	ck_assert_int_ge(handler_slot, BYTE_THREADS);
+	pthread_barrier_destroy(&all_read);
+	pthread_barrier_destroy(&all_checked);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("conflict");
@@ -265,6 +351,7 @@ int main(void)
 			    0, 2);
 	tcase_add_loop_test(tc, test_upgrade_succeeds_when_alone, 0, 4);
 	tcase_add_test(tc, test_invisible_upgrade_ignores_the_other_reader);
+	tcase_add_test(tc, test_48_threads_get_reader_bytes);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);

@@ -5,10 +5,12 @@
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tx/desc.h"
+#include "tx/tx.h"
 
 static const char *const modes[] = { "invisible", "visible" };
 #define NMODES ((int)(sizeof(modes) / sizeof(modes[0])))
@@ -185,6 +187,123 @@ START_TEST(test_irrevocable_interleaved_with_ordinary_keeps_invariants)
 }
 END_TEST
 
+/*
+ * Progress (DESIGN.md): an irrevocable transaction never waits for one
+ * that is not committing.  R takes a line (LT, LTX or ST) and then blocks,
+ * inside its transaction, until W has committed: W fails on the line
+ * until the serial fallback (or tm_irrevocable) makes it irrevocable, and
+ * then must doom R and take the line, or both wait for ever (the test
+ * times out).  R then sees its doom: loads return 0, its buffered store
+ * never reaches memory, its commit fails with TM_ABORT_CONFLICT.
+ */
+enum take { TAKE_LT, TAKE_LTX, TAKE_ST };
+
+struct stalled {
+	enum take how;
+	bool unslotted;	       /* visible: R has no reader byte */
+	tm_word_t reread;      /* R's load after W's commit */
+	bool committed;	       /* R's tm_commit */
+	unsigned status;       /* R's tm_status after it */
+};
+
+static tm_word_t contested[2][8] __attribute__((aligned(64)));
+static sem_t r_holds, w_done;
+
+static void *stalled_holder(void *arg)
+{
+	struct stalled *r = arg;
+
+	if (r->unslotted) /* white box, as in check_conflict */
+		ltx_tx_self()->cd.slot = 1000;
+	switch (r->how) {
+	case TAKE_LT:
+		(void)tm_lt(&contested[0][0]);
+		break;
+	case TAKE_LTX:
+		(void)tm_ltx(&contested[0][0]);
+		break;
+	case TAKE_ST:
+		tm_st(&contested[0][0], 99);
+		break;
+	}
+	ck_assert(tm_in_transaction());
+	sem_post(&r_holds);
+	while (sem_wait(&w_done) != 0) /* blocked outside ltx */
+		;
+	r->reread = tm_lt(&contested[1][0]);
+	r->committed = tm_commit();
+	r->status = tm_status();
+	return NULL;
+}
+
+/* W on the calling thread against R holding contested[0] as r says;
+ * explicit: W calls tm_irrevocable() instead of waiting for the fallback.
+ * Returns W's attempts. */
+static int irrevocable_against_stalled(struct stalled *r, bool explicit)
+{
+	pthread_t t;
+	int attempts = 0;
+
+	contested[0][0] = 0;
+	contested[1][0] = 0;
+	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "3"), 0);
+	ck_assert_int_eq(sem_init(&r_holds, 0, 0), 0);
+	ck_assert_int_eq(sem_init(&w_done, 0, 0), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, stalled_holder, r), 0);
+	while (sem_wait(&r_holds) != 0)
+		;
+	do {
+		attempts++;
+		if (explicit)
+			ck_assert(tm_irrevocable());
+		tm_st(&contested[0][0], 1);
+		tm_st(&contested[1][0], 7);
+	} while (!tm_commit());
+	sem_post(&w_done);
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(contested[0][0], 1);
+	ck_assert_uint_eq(contested[1][0], 7);
+	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "16"), 0); /* the default */
+	sem_destroy(&r_holds);
+	sem_destroy(&w_done);
+	return attempts;
+}
+
+/* _i: mode (bit 0), how R takes the line (bits 1-2), R unslotted (bit 3). */
+START_TEST(test_irrevocable_dooms_stalled_holder)
+{
+	struct stalled r = { .how = (enum take)((_i >> 1) & 3),
+			     .unslotted = (_i & 8) != 0 };
+	int attempts;
+
+	if (r.how > TAKE_ST || !use_mode(_i & 1))
+		return;
+	if (r.unslotted && (_i & 1) == 0)
+		return; /* slots: the visible mode's */
+	attempts = irrevocable_against_stalled(&r, false);
+	/* An invisible read holds nothing: W commits at once, and R fails
+	 * to extend its snapshot over W's commit.  Otherwise three aborts,
+	 * then the fourth runs irrevocable and wins. */
+	ck_assert_int_eq(attempts, (_i & 1) == 0 && r.how == TAKE_LT ? 1 : 4);
+	ck_assert_uint_eq(r.reread, 0);
+	ck_assert(!r.committed);
+	ck_assert(r.status & TM_ABORT_CONFLICT);
+}
+END_TEST
+
+START_TEST(test_explicit_irrevocable_dooms_stalled_holder)
+{
+	struct stalled r = { .how = (_i & 2) ? TAKE_ST : TAKE_LTX };
+
+	if (!use_mode(_i & 1))
+		return;
+	ck_assert_int_eq(irrevocable_against_stalled(&r, true), 1);
+	ck_assert_uint_eq(r.reread, 0);
+	ck_assert(!r.committed);
+	ck_assert(r.status & TM_ABORT_CONFLICT);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("irrevocable");
@@ -201,6 +320,12 @@ int main(void)
 	tcase_add_loop_test(
 		tc, test_irrevocable_interleaved_with_ordinary_keeps_invariants,
 		0, NMODES);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("progress");
+	tcase_set_timeout(tc, 30);
+	tcase_add_loop_test(tc, test_irrevocable_dooms_stalled_holder, 0, 16);
+	tcase_add_loop_test(tc, test_explicit_irrevocable_dooms_stalled_holder,
+			    0, 4);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);

@@ -2,6 +2,7 @@
 /* The libitm ABI called directly: states, rollback, bulk copies, clones. */
 #include <check.h>
 #include <ltx/tm.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,57 @@ START_TEST(test_stores_to_own_stack_are_visible_at_once_and_undone)
 	}
 	ck_assert_uint_eq(a & A_ABORT, A_ABORT);
 	ck_assert_uint_eq(local, 1);
+}
+END_TEST
+
+/*
+ * The same, on a thread that took a descriptor another thread left: its
+ * ABI state is made fresh for it, stack bounds included.  (An idle thread
+ * takes the stack the first one left, so the second gets another.)  The
+ * old code kept the first thread's bounds, and buffered the store.
+ */
+static uint64_t seen_on_stack;
+
+static void *store_to_own_stack(void *arg)
+{
+	volatile uint64_t local = 1;
+	uint64_t copy;
+
+	(void)arg;
+	_ITM_beginTransaction(PR_INSTR | PR_UNINSTR | PR_NO_ABORT);
+	_ITM_WU8((uint64_t *)&local, 42);
+	memcpy(&copy, (const void *)&local, sizeof(copy));
+	_ITM_commitTransaction();
+	seen_on_stack = copy;
+	return NULL;
+}
+
+static volatile int idle_stop;
+
+static void *idle(void *arg)
+{
+	while (!idle_stop)
+		usleep(1000);
+	return arg;
+}
+
+START_TEST(test_a_thread_taking_a_left_descriptor_has_its_own_stack)
+{
+	pthread_t t, idler;
+
+	instrumented_only();
+	ck_assert_int_eq(pthread_create(&t, NULL, store_to_own_stack, NULL),
+			 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_uint_eq(seen_on_stack, 42);
+	ck_assert_int_eq(pthread_create(&idler, NULL, idle, NULL), 0);
+	seen_on_stack = 0;
+	ck_assert_int_eq(pthread_create(&t, NULL, store_to_own_stack, NULL),
+			 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	idle_stop = 1;
+	ck_assert_int_eq(pthread_join(idler, NULL), 0);
+	ck_assert_uint_eq(seen_on_stack, 42);
 }
 END_TEST
 
@@ -325,6 +377,7 @@ int main(void)
 	tcase_add_loop_test(
 		tc, test_stores_to_own_stack_are_visible_at_once_and_undone, 0,
 		2);
+	tcase_add_test(tc, test_a_thread_taking_a_left_descriptor_has_its_own_stack);
 	tcase_add_loop_test(tc, test_bulk_copies_are_exact_up_to_guard_pages,
 			    0, 2);
 	tcase_add_loop_test(tc, test_memmove_handles_overlap_both_ways, 0, 2);

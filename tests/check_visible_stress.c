@@ -8,7 +8,13 @@
 #include <string.h>
 
 /* ---- Figure 8.4: the LIFO, as printed (ltx delays inside VALIDATE and
- * COMMIT when they fail). ---- */
+ * COMMIT when they fail), but for c, which the figure reads and writes
+ * with plain loads and stores: here relaxed atomics, the same instructions.
+ * A pop doomed after its VALIDATE (by an irrevocable transaction that took
+ * top: LTX_SERIAL_AFTER, ltx(7) "Requester loses") may still read res->c
+ * while the thread that popped res meanwhile pushes it and writes c: a
+ * stale value its COMMIT then throws away, as on the article's hardware,
+ * but a data race in C that ThreadSanitizer would report. ---- */
 
 struct elem {
 	long d;
@@ -20,7 +26,7 @@ static struct elem *top;
 static void push(struct elem *n)
 {
 	while (1) {
-		n->c = LTX(top);
+		__atomic_store_n(&n->c, LTX(top), __ATOMIC_RELAXED);
 		ST(&top, n);
 		if (COMMIT())
 			return;
@@ -34,7 +40,8 @@ static struct elem *pop(void)
 
 		if (VALIDATE()) {
 			if (res != NULL)
-				ST(&top, res->c);
+				ST(&top, __atomic_load_n(&res->c,
+							 __ATOMIC_RELAXED));
 			if (COMMIT())
 				return res;
 		}

@@ -33,16 +33,6 @@ ltx_word_changed(const uintptr_t *p, uintptr_t v)
 }
 #endif
 
-#ifndef LTX_ARCH_HAS_LOCAL_CAS
-/* A compare-and-swap a signal cannot split (see x86_64.h). */
-static inline __attribute__((always_inline)) bool
-ltx_local_cas(int *p, int old, int new)
-{
-	return __atomic_compare_exchange_n(p, &old, new, false,
-					   __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-}
-#endif
-
 #ifndef LTX_ARCH_HAS_LOAD_WORD
 static inline __attribute__((always_inline)) uint64_t
 ltx_load_word(const uint64_t *p)

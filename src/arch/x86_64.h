@@ -42,27 +42,6 @@ ltx_word_changed(const uintptr_t *p, uintptr_t v)
 #endif
 
 #if !defined(__SANITIZE_THREAD__)
-#define LTX_ARCH_HAS_LOCAL_CAS 1
-/*
- * ltx_local_cas: *p from old to new if it holds old, in one instruction
- * (cmpxchg without lock), so that a signal lands before or after it,
- * never in between.  Only for a word that other threads read but never
- * write: against them it is an ordinary store (a release on x86-64).
- */
-static inline __attribute__((always_inline)) bool
-ltx_local_cas(int *p, int old, int new)
-{
-	int seen = old;
-
-	__asm__ __volatile__("cmpxchgl %2, %1"
-			     : "+a"(seen), "+m"(*p)
-			     : "r"(new)
-			     : "cc", "memory");
-	return seen == old;
-}
-#endif
-
-#if !defined(__SANITIZE_THREAD__)
 #define LTX_ARCH_HAS_LOAD_WORD 1
 /*
  * ltx_load_word: an acquire load of the aligned word at p (a plain mov on

@@ -31,6 +31,8 @@ struct ltx_rentry {
  * (the head) records it in orec and the version it replaced in old_version;
  * later entries on the same orec have orec == NULL and are chained from the
  * head through next (indices + 1 into the write set; 0 ends the chain).
+ * owner lets an irrevocable transaction that finds the orec locked learn
+ * whose lock it is (the progress rule, invisible.c).
  */
 struct ltx_wentry {
 	uint64_t data[8];      /* XABORT copy of the line (dirty bytes) */
@@ -46,7 +48,9 @@ struct ltx_wentry {
 		uint64_t link; /* 0: a lone head, the common case */
 	};
 	uint32_t head;	       /* chained entries: index of the head */
-	uint32_t pad_;
+	uint32_t owner;	       /* the id of the cd whose write set this is
+				* (ltx_cd.id): set when the set is made or
+				* grown, never by the fast paths */
 	uintptr_t single_addr; /* LTX_WENTRY_SINGLE: the word stored... */
 	uint64_t single_val;   /* ...and its value (data, mask unused) */
 };
@@ -65,12 +69,32 @@ _Static_assert(sizeof(struct ltx_wentry) == 128, "write-set entry size");
  * its commit no mask loop.
  */
 #define LTX_WENTRY_SINGLE 4u
+/*
+ * A head that an irrevocable transaction took from a doomed holder
+ * (invisible.c): the holder may still run, unaware, with a snapshot up
+ * to the take, so the orec must come back with a version above that
+ * snapshot however the taker ends (BUMP is set too, for its commit).
+ */
+#define LTX_WENTRY_TAKEN 8u
 /* link of a lone head whose one store is a LTX_WENTRY_SINGLE word. */
 #define LTX_WENTRY_LONE_SINGLE ((uint64_t)LTX_WENTRY_SINGLE << 32)
 /* link of a lone head taken by tm_free: a new version, whatever is stored. */
 #define LTX_WENTRY_LONE_BUMP ((uint64_t)LTX_WENTRY_BUMP << 32)
 
 struct ltx_line; /* cd/lines.h */
+
+/*
+ * A conflict as the requester found it (issue 19), noted by the mode where
+ * it finds the line held, on that failing path only (cd/conflict.h), and
+ * read by the transaction layer's statistics when they classify it.
+ */
+struct ltx_cd_conflict {
+	uintptr_t addr;	  /* the requester's access (its first byte) */
+	uint32_t size;	  /* its bytes: an LT or LTX counts its word */
+	uint32_t held;	  /* LTX_CD_HELD_*: what stood in the way, 0: none */
+	uintptr_t holder; /* ENTRY: the orec's lock word; SLOT: the owner
+			   * word (slot + 1) */
+};
 
 /*
  * struct ltx_cd: what conflict detection knows of a transaction -- its
@@ -111,7 +135,12 @@ struct ltx_cd {
 	 * (make_irrevocable) */
 	int irrevocable;
 	int no_alloc; /* tx: a signal handler's: never allocate */
-	int slot;     /* tx: small thread id (visible mode's reader byte) */
+	int slot;     /* tx: small thread id (visible mode's reader byte,
+		       * LTX_VIS_SLOTS of them), from ltx_cd_take_slot;
+		       * -1: none yet, the visible mode's begin takes one */
+	uint32_t id;  /* tx: names the descriptor for good (never reused):
+		       * the holder of a line (write-set entries, the
+		       * visible mode's owner words) */
 	int counted;  /* invisible: every operation takes the slow path,
 		       * which keeps the directory (capacity limit) */
 	int resizing; /* a log is being moved (wset.c): a signal handler
@@ -132,6 +161,9 @@ struct ltx_cd {
 	/* tx: the record the emulated bus requests are counted in (the
 	 * descriptor's statistics: plain increments by the owning thread) */
 	struct ltx_stats *stats;
+
+	/* The last conflict found (written on failing paths only). */
+	struct ltx_cd_conflict conflict;
 };
 
 /*
@@ -186,10 +218,10 @@ struct ltx_cd_ops {
 	bool (*valid_now)(const struct ltx_cd *cd);
 	/* make_irrevocable: called with cd->irrevocable set (the serial
 	 * token held): make every line read so far safe from other commits
-	 * (take it), and from now on never fail on a conflict (wait for the
-	 * holder to let go: it is not irrevocable, so it never waits
-	 * itself).  0, or a cause if a read already changed or is held (no
-	 * waiting: the transaction may hold lines its holder waits for). */
+	 * (take it), and from now on never fail on a conflict (doom a live
+	 * holder and take its line, wait only for one that is committing:
+	 * ltx_cd_holder below).  0, or a cause if a read already changed or
+	 * is held. */
 	unsigned (*make_irrevocable)(struct ltx_cd *cd);
 	/* line_state: tm_line_state() of addr for the live transaction,
 	 * packed by LTX_LINE_STATE. */
@@ -200,6 +232,66 @@ struct ltx_cd_ops {
 	 * in E keeps every reader out anyway (visible). */
 	void (*bump_line)(struct ltx_cd *cd, const void *addr);
 };
+
+/*
+ * Progress (DESIGN.md): an irrevocable transaction does not wait for a
+ * line's holder unless the holder is committing; it dooms a live holder
+ * and takes the line.  cd knows a holder only by its cd id (a write-set
+ * entry's owner, a bytelock's owner word) or its reader slot; the
+ * transaction layer, which owns the holders' status, answers through
+ * ltx_cd_holder, which it sets once before any transaction runs.
+ *
+ * ltx_cd_holder(self, kind, which): the holder named by which (kind
+ * LTX_HOLDER_ID: a cd id; LTX_HOLDER_SLOT: a reader slot;
+ * LTX_HOLDER_UNSLOTTED: every transaction but self's without a reader
+ * byte), as seen by self, the irrevocable transaction.  A live holder is
+ * doomed (it can no longer reach its commit point) and the answer is
+ * LTX_HOLDER_AGAIN.  Returns LTX_HOLDER_GONE if it is doomed (or, for
+ * LTX_HOLDER_UNSLOTTED, all of them are): its lines may be taken;
+ * LTX_HOLDER_BUSY if it is committing: wait, it lets go in bounded time;
+ * LTX_HOLDER_AGAIN otherwise (just doomed, or no longer holding the
+ * line): look at the line again.
+ */
+enum ltx_holder {
+	LTX_HOLDER_GONE,
+	LTX_HOLDER_BUSY,
+	LTX_HOLDER_AGAIN,
+};
+#define LTX_HOLDER_ID 0
+#define LTX_HOLDER_SLOT 1
+#define LTX_HOLDER_UNSLOTTED 2
+extern enum ltx_holder (*ltx_cd_holder)(const struct ltx_cd *self, int kind,
+					uint32_t which);
+
+/*
+ * Taking a doomed holder's line (invisible.c, visible.c).  The taker reads
+ * the lock word, asks ltx_cd_holder, and, told the holder is doomed, swaps
+ * its own lock in with a CAS from the word it read, all between
+ * ltx_cd_take_begin and ltx_cd_take_end; the section never waits.  A lock
+ * word names a holder, not one of its transactions: the CAS must not take
+ * a lock of the holder's next, live, transaction that happens to reuse the
+ * same word.  So:
+ *  - a transaction that ends doomed (or aborted) stores its idle status
+ *    with seq_cst, then calls ltx_cd_take_wait before it can begin
+ *    another: a holder the taker saw doomed stays in that transaction
+ *    until the taker's CAS is done.  (Dekker: the taker stores its mark,
+ *    then loads the holder's status, both seq_cst; the holder stores its
+ *    status, then loads the mark.  Either the taker sees the holder gone
+ *    and looks again, or the holder waits for the taker's release store
+ *    of 0.)  The holder's own release of its locks is a CAS from its word,
+ *    so it never undoes a take;
+ *  - a write set that grows repoints its locks, issues a seq_cst fence,
+ *    and frees its old block only after ltx_cd_take_wait (the same pair,
+ *    with the repointing as the holder's store and the taker's seq_cst
+ *    load of the lock word as its load), so the taker never reads a freed
+ *    entry.
+ * One irrevocable transaction runs at a time (the serial token), so one
+ * mark suffices; a handler interrupting the taker on its own thread does
+ * not wait for it.
+ */
+void ltx_cd_take_begin(void);
+void ltx_cd_take_end(void);
+void ltx_cd_take_wait(void);
 
 /* A tm_line_state() value: slot state TM_* and MESI letter. */
 #define LTX_LINE_STATE(slot, mesi) \
@@ -214,12 +306,41 @@ const struct ltx_cd_ops *ltx_cd_ops_of(int mode);
 /*
  * ltx_cd_init: make cd's logs and directory (before its first
  * transaction; a descriptor that must never allocate later, in signal
- * handlers, gets them all now).  stats is where bus requests are counted.
+ * handlers, gets them all now); cd->id must be set.  stats is where bus requests are counted.
  * Returns false when out of memory (nothing is left allocated).
  */
 bool ltx_cd_init(struct ltx_cd *cd, struct ltx_stats *stats);
 
+/*
+ * ltx_cd_take_slot: a new reader slot (cd->slot), never given before.
+ * Lock-free and async-signal-safe: a handler's descriptor takes its own
+ * when a handler first runs a visible-mode transaction.
+ */
+int ltx_cd_take_slot(void);
+
 /* ltx_cd_attach: point cd at the orec table (which exists by then). */
 void ltx_cd_attach(struct ltx_cd *cd);
+
+/*
+ * In the child of a fork, only the forking thread runs: the transactions
+ * of every other thread are gone mid-flight, and the lines they held must
+ * be free (DESIGN.md, Every way out of a transaction).  The transaction
+ * layer, which knows whose they were and how far they got, calls, from
+ * its pthread_atfork child handler (single-threaded; no lock taken, no
+ * allocation):
+ *  - ltx_cd_fork_finish(cd, mode) for each gone transaction past its
+ *    commit point (in mode, enum ltx_mode): write back what it had not
+ *    written yet (its lines may be half written), so that the commit it
+ *    had decided is whole;
+ *  - ltx_cd_fork_free(keep, nkeep), once: free every line (orec, owner
+ *    word, reader mark) held by a cd not in keep[] (the forking thread's),
+ *    in both modes' tables.  A freed orec gets a new version: data that a
+ *    finished commit wrote is newer than any snapshot taken before;
+ *  - ltx_cd_fork_forget(cd) for each gone cd: empty its logs without
+ *    touching shared memory, for whichever thread takes it next.
+ */
+void ltx_cd_fork_finish(struct ltx_cd *cd, int mode);
+void ltx_cd_fork_free(struct ltx_cd *const *keep, unsigned nkeep);
+void ltx_cd_fork_forget(struct ltx_cd *cd);
 
 #endif /* LTX_CD_CD_H */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cd/cd.h"
+#include "cd/conflict.h"
 #include "cd/invisible.h"
 #include "cd/lines.h"
 #include "cd/orec.h"
@@ -39,6 +40,25 @@
  * dirty bytes back with release stores; release each orec with a release
  * store of ts.  A reader that sees a new byte therefore sees the orec
  * locked or at ts on its reload, and retries.
+ *
+ * Progress (DESIGN.md): an irrevocable transaction that finds a line
+ * locked by another transaction does not fail, and waits only for a
+ * holder that is committing: it dooms a live holder and takes the orec
+ * from a doomed one (take_held).  The lock word names the holder's
+ * write-set entry, whose owner field names the holder (cd.h), and
+ * ltx_cd_holder tells its state.  A doomed holder never reaches its
+ * commit point, so none of its buffered bytes reaches memory: the line
+ * still holds the last committed data.  The holder may run on, unaware,
+ * on its fast paths, until its next slow path ends it: its operations on
+ * the line fail while the taker holds the orec (not its own lock word any
+ * more), its snapshot cannot move past the take (extend checks that its
+ * locks are still its own), and the taker lets go of the orec at a
+ * version above every snapshot the holder can have (LTX_WENTRY_TAKEN:
+ * the commit version, or a fresh one if it aborts), so that the holder
+ * never reads the line again as if it had not lost it.  Its release skips
+ * orecs it no longer holds (a CAS from its own lock word).
+ * Why the CAS cannot take a lock of the holder's next transaction
+ * instead: cd.h, ltx_cd_take_begin.
  *
  * The counted path: with a capacity limit (LTX_CAPACITY) every operation
  * must see each new line, to count its slots, so cd->counted is set at
@@ -101,6 +121,23 @@ bool ltx_inv_reads_valid(const struct ltx_cd *cd)
 	return true;
 }
 
+/*
+ * Is every orec we locked still ours?  Not if an irrevocable transaction
+ * took one (see the top): we are doomed then, and must not move our
+ * snapshot past its commit, or the fast paths would read the line it
+ * wrote as if it were ours to read.  The clock was loaded before (acquire:
+ * if the taker's commit is in it, so is the take, made before).
+ */
+static bool locks_held(const struct ltx_cd *cd)
+{
+	for (const struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++)
+		if (w->orec != NULL &&
+		    __atomic_load_n(w->orec, __ATOMIC_ACQUIRE) !=
+			    ltx_orec_lock_word(w))
+			return false;
+	return true;
+}
+
 /* Move the snapshot to the present if every read is still valid. */
 static bool extend(struct ltx_cd *cd)
 {
@@ -108,7 +145,7 @@ static bool extend(struct ltx_cd *cd)
 
 	if (cd->irrevocable)
 		return true; /* owns what it read; limit stays 0 */
-	if (!ltx_inv_reads_valid(cd))
+	if (!ltx_inv_reads_valid(cd) || !locks_held(cd))
 		return false;
 	cd->snapshot = now;
 	if (!cd->counted)
@@ -118,13 +155,18 @@ static bool extend(struct ltx_cd *cd)
 
 /*
  * Double the write set.  Locked orecs point at their head entries, so they
- * are repointed at the new copies; they stay locked by us throughout, and
- * other threads only test the lock bit (and whether the entry lies in
- * their own write set), so relaxed stores suffice.  Synchronization: the
- * old set is freed only after every orec points into the new one.  Until
- * then no allocation, another thread's new write set included, can be
- * placed on it, so no thread can find one of our lock words pointing into
- * its own write set and take our line for its own (owned_head).
+ * are repointed at the new copies; they stay locked by us throughout
+ * (unless an irrevocable transaction takes one, which the CAS leaves
+ * alone), and other threads only test the lock bit (and whether the entry
+ * lies in their own write set), so relaxed CASes suffice.
+ * Synchronization: the old set is freed only after every orec points into
+ * the new one.  Until then no allocation, another thread's new write set
+ * included, can be placed on it, so no thread can find one of our lock
+ * words pointing into its own write set and take our line for its own
+ * (owned_head).  An irrevocable transaction that read one of the old lock
+ * words may still be reading the entry's owner: the fence, then
+ * ltx_cd_take_wait, wait for it (the Dekker pair of cd.h, with the
+ * repointing CASes as our stores).
  */
 static bool grow_writes(struct ltx_cd *cd)
 {
@@ -134,9 +176,19 @@ static bool grow_writes(struct ltx_cd *cd)
 	if (!ltx_wset_grow(cd, &old))
 		return false;
 	for (p = cd->ws_base; p < cd->ws_next; p++)
-		if (p->orec != NULL)
-			__atomic_store_n(p->orec, ltx_orec_lock_word(p),
-					 __ATOMIC_RELAXED);
+		if (p->orec != NULL) {
+			/* A CAS from the old lock word: an irrevocable
+			 * transaction may have doomed us and taken the orec
+			 * (see the top); its lock must stay. */
+			uintptr_t was = ltx_orec_lock_word(
+				(struct ltx_wentry *)old + (p - cd->ws_base));
+
+			(void)__atomic_compare_exchange_n(
+				p->orec, &was, ltx_orec_lock_word(p), false,
+				__ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		}
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	ltx_cd_take_wait();
 	free(old);
 	ltx_wset_grow_done(cd);
 	return true;
@@ -184,15 +236,62 @@ static struct ltx_wentry *lock_orec(struct ltx_cd *cd, uintptr_t *orec,
 	/* Filled first, as in ltx_inv_lock (release_held). */
 	w->orec = orec;
 	w->old_version = v;
-	/* Acquire: as in ltx_inv_lock. */
+	/* Acquire and release: as in ltx_inv_lock. */
 	if (!__atomic_compare_exchange_n(orec, &v,
 					 ltx_orec_lock_word(w), false,
-					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return NULL;
 	cd->ws_next = w + 1;
 	w->line = line;
 	w->link = 0;
 	w->mask = 0;
+	return w;
+}
+
+/*
+ * Progress (see the top): orec was found locked by another transaction,
+ * and cd is irrevocable.  Take the orec for a new head entry of line if
+ * its holder is doomed (dooming it first if it is live: the caller looks
+ * again).  Returns the entry; NULL to look again (with *cause set if out
+ * of memory), after a wait step if the holder is committing.
+ */
+static struct ltx_wentry *take_held(struct ltx_cd *cd, uintptr_t *orec,
+				    uintptr_t line, unsigned *spins,
+				    unsigned *cause)
+{
+	struct ltx_wentry *w = NULL;
+	enum ltx_holder held = LTX_HOLDER_AGAIN;
+	uintptr_t v;
+
+	if (cd->ws_next == cd->ws_end && !grow_writes(cd)) {
+		*cause = TM_ABORT_NOMEM | TM_ABORT_CAPACITY;
+		return NULL;
+	}
+	ltx_cd_take_begin();
+	/* Seq_cst: the taker's load of the Dekker pair (cd.h). */
+	v = __atomic_load_n(orec, __ATOMIC_SEQ_CST);
+	if (ltx_orec_locked(v) && owned_head(cd, v) == NULL)
+		held = ltx_cd_holder(cd, LTX_HOLDER_ID,
+				     __atomic_load_n(&ltx_orec_entry(v)->owner,
+						     __ATOMIC_RELAXED));
+	if (held == LTX_HOLDER_GONE) {
+		w = cd->ws_next;
+		w->line = line;
+		w->orec = orec;
+		w->old_version = 0; /* never used: see inv_release */
+		w->next = 0;
+		w->flags = LTX_WENTRY_TAKEN | LTX_WENTRY_BUMP;
+		w->mask = 0;
+		if (__atomic_compare_exchange_n(orec, &v, ltx_orec_lock_word(w),
+						false, __ATOMIC_SEQ_CST,
+						__ATOMIC_RELAXED))
+			cd->ws_next = w + 1;
+		else
+			w = NULL;
+	}
+	ltx_cd_take_end();
+	if (held == LTX_HOLDER_BUSY)
+		ltx_wait_step(spins);
 	return w;
 }
 
@@ -224,12 +323,15 @@ static struct ltx_wentry *acquire(struct ltx_cd *cd, const void *addr,
 		if (ltx_orec_locked(v)) {
 			h = owned_head(cd, v);
 			if (h == NULL && cd->irrevocable) {
-				/* The holder cannot commit: it will let go. */
-				ltx_wait_step(&spins);
+				w = take_held(cd, orec, line, &spins, cause);
+				if (w != NULL || *cause != 0)
+					return w;
 				continue;
 			}
 			if (h == NULL) {
 				cd->stats->bus_busy++;
+				ltx_cd_conflict_held(cd, LTX_CD_HELD_ENTRY, v);
+				ltx_cd_conflict_access(cd, addr, 8);
 				*cause = CONFLICT_CAUSE;
 				return NULL;
 			}
@@ -304,7 +406,6 @@ static uint64_t inv_load(struct ltx_cd *cd, const void *addr, bool excl,
 			 unsigned *cause)
 {
 	uintptr_t *orec = ltx_orec_of(cd, addr);
-	unsigned spins = 0;
 	uint64_t x;
 
 	if (cd->counted) {
@@ -325,12 +426,10 @@ static uint64_t inv_load(struct ltx_cd *cd, const void *addr, bool excl,
 		if (ltx_orec_locked(v)) {
 			struct ltx_wentry *h = owned_head(cd, v), *w;
 
-			if (h == NULL && cd->irrevocable) {
-				ltx_wait_step(&spins);
-				continue;
-			}
 			if (h == NULL) {
 				cd->stats->bus_busy++;
+				ltx_cd_conflict_held(cd, LTX_CD_HELD_ENTRY, v);
+				ltx_cd_conflict_access(cd, addr, 8);
 				*cause = CONFLICT_CAUSE;
 				return 0;
 			}
@@ -371,6 +470,8 @@ static unsigned inv_store(struct ltx_cd *cd, void *addr, uint64_t val,
 	w = acquire(cd, addr, &cause);
 	if (w != NULL)
 		ltx_wset_buffer(w, addr, val, size);
+	else
+		ltx_cd_conflict_access(cd, addr, size); /* not the word */
 	return cause;
 }
 
@@ -405,23 +506,40 @@ static void inv_publish(struct ltx_cd *cd, uintptr_t ts)
 }
 
 /*
- * Unlock the orec of entry w at its old version (data never changed), if
- * w still holds it (release_held may have let go of it already; only we
- * can change an orec holding our lock word, so the test and the store
- * cannot race).
+ * Unlock the orec of entry w at version v, if w still holds it:
+ * release_held may have let go of it already, and an irrevocable
+ * transaction may have taken it (see the top).  A CAS from our lock word,
+ * release at least: our loads of the line are over.
  */
-static void unlock_entry(const struct ltx_wentry *w)
+static void unlock_entry(const struct ltx_wentry *w, uintptr_t v)
 {
-	if (w->orec != NULL &&
-	    __atomic_load_n(w->orec, __ATOMIC_RELAXED) == ltx_orec_lock_word(w))
-		__atomic_store_n(w->orec, w->old_version, __ATOMIC_RELEASE);
+	uintptr_t mine = ltx_orec_lock_word(w);
+
+	if (w->orec != NULL)
+		(void)__atomic_compare_exchange_n(w->orec, &mine, v, false,
+						  __ATOMIC_SEQ_CST,
+						  __ATOMIC_RELAXED);
 }
 
-/* Abort: unlock every held orec (data never changed), empty the logs. */
+/*
+ * Abort: unlock every held orec at its old version (data never changed),
+ * or, for one taken from a doomed holder, at a fresh one (see the top);
+ * empty the logs.
+ */
 static void inv_release(struct ltx_cd *cd)
 {
+	uintptr_t fresh = 0;
+
 	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++)
-		unlock_entry(w);
+		if (ltx_unlikely(w->flags & LTX_WENTRY_TAKEN) &&
+		    w->orec != NULL) {
+			if (fresh == 0)
+				fresh = __atomic_add_fetch(&ltx_clock, 1,
+							   __ATOMIC_ACQ_REL);
+			unlock_entry(w, fresh);
+		} else {
+			unlock_entry(w, w->old_version);
+		}
 	if (cd->counted)
 		ltx_lines_reset(cd);
 	ltx_inv_reset(cd);
@@ -439,14 +557,15 @@ static void inv_release_held(struct ltx_cd *cd)
 
 	if (__atomic_load_n(&cd->resizing, __ATOMIC_RELAXED))
 		return;
+	/* Doomed, so not irrevocable: no entry was taken from a holder. */
 	for (w = cd->ws_base; w < next; w++)
-		unlock_entry(w);
+		unlock_entry(w, w->old_version);
 	/* The next entry may never have been used: its orec is trusted
 	 * only if it points into the table. */
 	if (next < cd->ws_end &&
 	    (uintptr_t)next->orec - (uintptr_t)cd->orecs <= cd->orec_mask &&
 	    ((uintptr_t)next->orec & (sizeof(uintptr_t) - 1)) == 0)
-		unlock_entry(next);
+		unlock_entry(next, next->old_version);
 }
 
 /*
@@ -529,6 +648,58 @@ static unsigned inv_line_state(struct ltx_cd *cd, const void *addr)
 		if (r->orec == orec)
 			return LTX_LINE_STATE(TM_NORMAL, 'S');
 	return LTX_LINE_STATE(TM_EMPTY, 'I');
+}
+
+/*
+ * Fork (cd.h): the gone transaction cd was past its commit point; write
+ * back its lines whose orec it still holds (it releases an orec only after
+ * writing every line on it back, so those released are whole).
+ */
+void ltx_inv_fork_finish(struct ltx_cd *cd)
+{
+	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++) {
+		const struct ltx_wentry *h =
+			w->orec != NULL ? w : cd->ws_base + w->head;
+
+		if (h->orec == NULL ||
+		    __atomic_load_n(h->orec, __ATOMIC_RELAXED) !=
+			    ltx_orec_lock_word(h))
+			continue;
+		ltx_wset_expand(w);
+		if (w->mask != 0)
+			ltx_wset_write_back(w, w->mask);
+	}
+}
+
+/* Whether the lock word v is one of a kept cd's. */
+static bool kept_lock(struct ltx_cd *const *keep, unsigned nkeep, uintptr_t v)
+{
+	for (unsigned i = 0; i < nkeep; i++)
+		if (owned_head(keep[i], v) != NULL)
+			return true;
+	return false;
+}
+
+/*
+ * Fork (cd.h): unlock every orec not held by a kept cd at a new version.
+ * The whole table is scanned, not the gone write sets: a thread may have
+ * been stopped between its lock and its log's update, or growing its log.
+ */
+void ltx_inv_fork_free(struct ltx_cd *const *keep, unsigned nkeep)
+{
+	uintptr_t *t = ltx_orec_table, ts;
+	size_t n;
+
+	if (t == NULL)
+		return;
+	ts = __atomic_add_fetch(&ltx_clock, 1, __ATOMIC_ACQ_REL);
+	n = ltx_orec_mask / sizeof(uintptr_t) + 1;
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t v = __atomic_load_n(&t[i], __ATOMIC_RELAXED);
+
+		if (ltx_orec_locked(v) && !kept_lock(keep, nkeep, v))
+			__atomic_store_n(&t[i], ts, __ATOMIC_RELEASE);
+	}
 }
 
 const struct ltx_cd_ops ltx_cd_invisible = {

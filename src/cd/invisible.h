@@ -85,7 +85,10 @@ ltx_inv_read(struct ltx_cd *cd, uintptr_t *orec, uintptr_t v,
  * lock the orec for a new write-set entry.  Returns the entry, or NULL for
  * the slow path.  Synchronization: the CAS is acquire so that nothing the
  * transaction does with the line moves before it; the data is published
- * later, at commit, by release stores made while the lock is held.
+ * later, at commit, by release stores made while the lock is held.  It is
+ * a release too (the same lock cmpxchg on x86-64): an irrevocable
+ * transaction that reads the lock word then sees this transaction's
+ * status as it was when it locked, or later (invisible.c, take_held).
  */
 static inline __attribute__((always_inline)) struct ltx_wentry *
 ltx_inv_lock(struct ltx_cd *cd, uintptr_t *orec, uintptr_t v,
@@ -100,7 +103,7 @@ ltx_inv_lock(struct ltx_cd *cd, uintptr_t *orec, uintptr_t v,
 	w->orec = orec;
 	w->old_version = v;
 	if (ltx_unlikely(!__atomic_compare_exchange_n(
-		    orec, &v, ltx_orec_lock_word(w), false, __ATOMIC_ACQUIRE,
+		    orec, &v, ltx_orec_lock_word(w), false, __ATOMIC_ACQ_REL,
 		    __ATOMIC_RELAXED)))
 		return NULL;
 	cd->ws_next = w + 1;
@@ -241,6 +244,11 @@ bool ltx_inv_reads_valid(const struct ltx_cd *cd);
 
 /* The counted path's end of a commit (invisible.c). */
 void ltx_inv_counted_end(struct ltx_cd *cd);
+
+/* The invisible mode's halves of ltx_cd_fork_finish and
+ * ltx_cd_fork_free (cd.h). */
+void ltx_inv_fork_finish(struct ltx_cd *cd);
+void ltx_inv_fork_free(struct ltx_cd *const *keep, unsigned nkeep);
 
 #define LTX_INV_VALIDATE_CAUSE                                                \
 	(TM_ABORT_CONFLICT | TM_ABORT_RETRY | TM_ABORT_VALIDATE)

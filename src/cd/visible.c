@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include "cd/cd.h"
+#include "cd/conflict.h"
 #include "cd/lines.h"
 #include "cd/orec.h"
 #include "cd/visible.h"
@@ -59,12 +60,23 @@
  * every CPU ltx supports (x86-64 only: see configure.ac), as in TLRW and
  * ck_bytelock.
  *
- * Irrevocable transactions (cd.h, make_irrevocable): lines read are held in S and
- * lines written in E from the first access, so becoming irrevocable takes
- * nothing more; from then on a conflict makes the irrevocable transaction
- * wait for the holder (which never waits: it commits or fails and lets
- * go) instead of failing.  Waiting, it keeps its own mark, so that no
- * later writer can take the line from under it.
+ * Irrevocable transactions (cd.h, make_irrevocable): lines read are held
+ * in S and lines written in E from the first access, so becoming
+ * irrevocable takes nothing more.  From then on a conflict does not fail
+ * it, and it waits only for a holder that is committing (the progress
+ * rule of DESIGN.md; ltx_cd_holder, cd.h): a live holder in its way,
+ * owner or reader, is doomed, and a doomed one is not waited for.  A
+ * doomed transaction never reaches its commit point, so it writes nothing
+ * back, and its loads return 0 from its doom on (the transaction layer
+ * checks after each load), so the irrevocable one may write the line
+ * under a doomed reader's mark.  A doomed owner's word is taken by CAS
+ * (take_owner), between ltx_cd_take_begin and ltx_cd_take_end (cd.h says
+ * why the word cannot be a later, live, transaction's by then); the
+ * former owner's release is a CAS from its own word, which then fails.
+ * For a read, a doomed owner is simply ignored: it writes nothing, and
+ * the reader's mark, set first, stops any later writer.  Waiting, the
+ * irrevocable transaction keeps its own mark, so that no later writer can
+ * take the line from under it.
  *
  * Data: a writer's commit writes back its dirty bytes with release
  * stores, then releases the owner word with a release store; a reader's
@@ -124,9 +136,30 @@ static bool in_table(uintptr_t p)
 	       ((p - t) & (sizeof(struct ltx_bytelock) - 1)) == 0;
 }
 
+/* The owner word of cd's transaction: its id (not its slot, which only
+ * readers need), + 1. */
 static uintptr_t me(const struct ltx_cd *cd)
 {
-	return (uintptr_t)cd->slot + 1;
+	return (uintptr_t)cd->id + 1;
+}
+
+/*
+ * Progress, for a read by an irrevocable transaction: whether it must
+ * wait for the owner of lock (seen as owner, not 0 nor us): no if it is
+ * doomed (dooming it first if it is live).
+ */
+static bool owner_in_way(const struct ltx_cd *cd, uintptr_t owner,
+			 unsigned *spins)
+{
+	switch (ltx_cd_holder(cd, LTX_HOLDER_ID, (uint32_t)(owner - 1))) {
+	case LTX_HOLDER_GONE:
+		return false;
+	case LTX_HOLDER_BUSY:
+		ltx_wait_step(spins);
+		return true;
+	default:
+		return true; /* look again */
+	}
 }
 
 static bool slotted(const struct ltx_cd *cd)
@@ -158,24 +191,28 @@ static unsigned read_lock(struct ltx_cd *cd, struct ltx_bytelock *lock)
 		__atomic_exchange_n(mine, 1, __ATOMIC_SEQ_CST);
 		owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
 		while (cd->irrevocable && owner != 0 && owner != me(cd)) {
-			ltx_wait_step(&spins);
+			if (!owner_in_way(cd, owner, &spins))
+				break;
 			owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
 		}
-		if (owner != 0 && owner != me(cd)) {
+		if (owner != 0 && owner != me(cd) && !cd->irrevocable) {
 			/* We loaded nothing under the mark: relaxed. */
 			__atomic_store_n(mine, 0, __ATOMIC_RELAXED);
+			ltx_cd_conflict_held(cd, LTX_CD_HELD_SLOT, owner);
 			return BUSY_CAUSE;
 		}
 	} else {
 		__atomic_fetch_add(&lock->unslotted, 1, __ATOMIC_SEQ_CST);
 		owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
 		while (cd->irrevocable && owner != 0 && owner != me(cd)) {
-			ltx_wait_step(&spins);
+			if (!owner_in_way(cd, owner, &spins))
+				break;
 			owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
 		}
-		if (owner != 0 && owner != me(cd)) {
+		if (owner != 0 && owner != me(cd) && !cd->irrevocable) {
 			__atomic_fetch_sub(&lock->unslotted, 1,
 					   __ATOMIC_RELAXED);
+			ltx_cd_conflict_held(cd, LTX_CD_HELD_SLOT, owner);
 			return BUSY_CAUSE;
 		}
 	}
@@ -225,6 +262,66 @@ static bool others_read(const struct ltx_cd *cd,
 }
 
 /*
+ * Progress: readers in the way of an irrevocable transaction that holds
+ * lock's owner word.  A live reader is doomed, a doomed one ignored, a
+ * committing one waited for.  A reader that marks the line after our
+ * owner word was stored sees it and fails (the Dekker pair above); one
+ * whose mark we see, we see in the transaction that made it or a later
+ * one (our seq_cst load of the mark is an acquire of its seq_cst store,
+ * made after its status turned ACTIVE).  Unslotted readers cannot be told
+ * apart: every live transaction without a reader byte is doomed.
+ * Returns true while one must be waited for.
+ */
+static bool readers_in_way(const struct ltx_cd *cd,
+			   const struct ltx_bytelock *lock)
+{
+	if (__atomic_load_n(&lock->unslotted, __ATOMIC_SEQ_CST) !=
+		    (slotted(cd) ? 0 : own_unslotted(cd, lock)) &&
+	    ltx_cd_holder(cd, LTX_HOLDER_UNSLOTTED, 0) == LTX_HOLDER_BUSY)
+		return true;
+	for (unsigned s = 0; s < LTX_VIS_SLOTS; s++) {
+		enum ltx_holder h;
+
+		if ((int)s == cd->slot)
+			continue;
+		while (__atomic_load_n(&lock->reader[s], __ATOMIC_SEQ_CST) &&
+		       (h = ltx_cd_holder(cd, LTX_HOLDER_SLOT, s)) !=
+			       LTX_HOLDER_GONE)
+			if (h == LTX_HOLDER_BUSY)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * Progress: take lock's owner word, held by another transaction, for an
+ * irrevocable one (see the top).  Returns true once it is ours; false to
+ * look again (after a wait step if the owner is committing).
+ */
+static bool take_owner(const struct ltx_cd *cd, struct ltx_bytelock *lock,
+		       unsigned *spins)
+{
+	enum ltx_holder held = LTX_HOLDER_AGAIN;
+	uintptr_t owner;
+	bool taken = false;
+
+	ltx_cd_take_begin();
+	/* Seq_cst: the taker's load of the Dekker pair (cd.h). */
+	owner = __atomic_load_n(&lock->owner, __ATOMIC_SEQ_CST);
+	if (owner != 0 && owner != me(cd))
+		held = ltx_cd_holder(cd, LTX_HOLDER_ID, (uint32_t)(owner - 1));
+	if (held == LTX_HOLDER_GONE)
+		taken = __atomic_compare_exchange_n(&lock->owner, &owner,
+						    me(cd), false,
+						    __ATOMIC_SEQ_CST,
+						    __ATOMIC_RELAXED);
+	ltx_cd_take_end();
+	if (held == LTX_HOLDER_BUSY)
+		ltx_wait_step(spins);
+	return taken;
+}
+
+/*
  * T_RFO: take lock in E for a new write-set entry for line (made here).
  * Returns the entry, or NULL with *cause set: BUSY_CAUSE if another
  * transaction owns the lock or holds it shared, NOMEM_CAUSE.
@@ -250,20 +347,24 @@ static struct ltx_wentry *write_lock(struct ltx_cd *cd, uintptr_t line,
 			&lock->owner, &expect, me(cd), false, __ATOMIC_SEQ_CST,
 			__ATOMIC_RELAXED)) {
 			if (!cd->irrevocable) {
+				ltx_cd_conflict_held(cd, LTX_CD_HELD_SLOT,
+						     expect);
 				*cause = BUSY_CAUSE;
 				return NULL;
 			}
-			ltx_wait_step(&spins); /* for the owner to go */
+			if (take_owner(cd, lock, &spins))
+				break;
 			expect = 0;
 		}
-		/* Irrevocable: keep the owner word, wait for readers to go
-		 * (new ones see the owner and fail). */
+		/* Irrevocable: keep the owner word, clear readers out of the
+		 * way (new ones see the owner and fail). */
 		if (cd->irrevocable) {
-			while (others_read(cd, lock))
+			while (readers_in_way(cd, lock))
 				ltx_wait_step(&spins);
 		} else if (others_read(cd, lock)) {
 			/* Nothing was written under it: relaxed. */
 			__atomic_store_n(&lock->owner, 0, __ATOMIC_RELAXED);
+			ltx_cd_conflict_held(cd, LTX_CD_HELD_READERS, 0);
 			*cause = BUSY_CAUSE;
 			return NULL;
 		}
@@ -310,6 +411,7 @@ static struct ltx_wentry *take(struct ltx_cd *cd, const void *addr,
 	if (w == NULL) {
 		if (*cause == BUSY_CAUSE)
 			cd->stats->bus_busy++;
+		ltx_cd_conflict_access(cd, addr, 8);
 		return NULL;
 	}
 	e->state |= LTX_LINE_EXCL;
@@ -321,6 +423,12 @@ static void vis_begin(struct ltx_cd *cd)
 {
 	if (ltx_unlikely(__atomic_load_n(&table, __ATOMIC_ACQUIRE) == NULL))
 		pthread_once(&table_once, table_init);
+	/* A handler's descriptor: its slot on its first transaction here
+	 * (relaxed store: an irrevocable transaction elsewhere may look up
+	 * holders by slot, cd.h). */
+	if (ltx_unlikely(cd->slot < 0))
+		__atomic_store_n(&cd->slot, ltx_cd_take_slot(),
+				 __ATOMIC_RELAXED);
 	cd->limit = 0; /* no fast path: every operation comes here */
 	cd->counted = 0;
 }
@@ -355,6 +463,7 @@ static uint64_t vis_load(struct ltx_cd *cd, const void *addr, bool excl,
 	if (*cause != 0) {
 		if (*cause == BUSY_CAUSE)
 			cd->stats->bus_busy++;
+		ltx_cd_conflict_access(cd, addr, 8);
 		return 0;
 	}
 	e->state |= LTX_LINE_READ;
@@ -370,6 +479,8 @@ static unsigned vis_store(struct ltx_cd *cd, void *addr, uint64_t val,
 
 	if (w != NULL)
 		ltx_wset_buffer(w, addr, val, size);
+	else
+		ltx_cd_conflict_access(cd, addr, size); /* not the word */
 	return cause;
 }
 
@@ -380,16 +491,26 @@ static unsigned vis_validate(struct ltx_cd *cd)
 }
 
 /*
- * Let go of the owner word of entry w if we still hold it (release_held
- * may have let go of it; only we store our id there, so the test and the
- * store cannot race).  Pairs with the next owner's CAS and with readers'
- * seq_cst loads of the owner word.
+ * Let go of the owner word of entry w.  After a commit (committed) the
+ * owner words are still ours: nobody takes a committing transaction's
+ * lines.  Otherwise release_held may have let go of it already, and an
+ * irrevocable transaction may have taken it: a CAS from our word.  Pairs
+ * with the next owner's CAS and with readers' seq_cst loads of the owner
+ * word.
  */
-static void unlock_owner(const struct ltx_cd *cd, const struct ltx_wentry *w)
+static void unlock_owner(const struct ltx_cd *cd, const struct ltx_wentry *w,
+			 bool committed)
 {
-	if (w->orec != NULL && __atomic_load_n(w->orec, __ATOMIC_RELAXED) ==
-				       me(cd))
+	uintptr_t mine = me(cd);
+
+	if (w->orec == NULL)
+		return;
+	if (committed)
 		__atomic_store_n(w->orec, 0, __ATOMIC_RELEASE);
+	else
+		(void)__atomic_compare_exchange_n(w->orec, &mine, 0, false,
+						  __ATOMIC_SEQ_CST,
+						  __ATOMIC_RELAXED);
 }
 
 /* Clear our reader byte on the lock of read-set entry r (idempotent).
@@ -403,10 +524,10 @@ static void unmark_reader(const struct ltx_cd *cd, const struct ltx_rentry *r)
 }
 
 /* Let go of every line: owners first, then reader marks. */
-static void release_locks(struct ltx_cd *cd)
+static void release_locks(struct ltx_cd *cd, bool committed)
 {
 	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++)
-		unlock_owner(cd, w);
+		unlock_owner(cd, w, committed);
 	for (struct ltx_rentry *r = cd->rs_base; r < cd->rs_next; r++) {
 		if (slotted(cd))
 			unmark_reader(cd, r);
@@ -434,12 +555,12 @@ static void vis_publish(struct ltx_cd *cd, uintptr_t ts)
 			ltx_wset_write_back(w, w->mask);
 			cd->stats->bus_writeback++;
 		}
-	release_locks(cd);
+	release_locks(cd, true);
 }
 
 static void vis_release(struct ltx_cd *cd)
 {
-	release_locks(cd);
+	release_locks(cd, false);
 }
 
 /*
@@ -456,11 +577,11 @@ static void vis_release_held(struct ltx_cd *cd)
 	if (__atomic_load_n(&cd->resizing, __ATOMIC_RELAXED))
 		return;
 	for (w = cd->ws_base; w < wn; w++)
-		unlock_owner(cd, w);
+		unlock_owner(cd, w, false);
 	/* The next entries may never have been used: their pointers are
 	 * trusted only if they point at a lock of the table. */
 	if (wn < cd->ws_end && in_table((uintptr_t)wn->orec))
-		unlock_owner(cd, wn);
+		unlock_owner(cd, wn, false);
 	if (!slotted(cd))
 		return;
 	for (r = cd->rs_base; r < rn; r++)
@@ -486,6 +607,76 @@ static unsigned vis_line_state(struct ltx_cd *cd, const void *addr)
 		return LTX_LINE_STATE(TM_XABORT,
 				      cd->ws_base[e->widx].mask ? 'M' : 'E');
 	return LTX_LINE_STATE(TM_NORMAL, 'S');
+}
+
+/*
+ * Fork (cd.h): the gone transaction cd was past its commit point: write
+ * back its dirty lines whose lock it still owns (it releases owner words
+ * only after its whole write-back).
+ */
+void ltx_vis_fork_finish(struct ltx_cd *cd)
+{
+	if (table == NULL)
+		return;
+	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++)
+		if (w->mask != 0 &&
+		    __atomic_load_n(&lock_of(w->line)->owner,
+				    __ATOMIC_RELAXED) == me(cd))
+			ltx_wset_write_back(w, w->mask);
+}
+
+/* Whether the owner word o, or the reader slot s, is a kept cd's. */
+static bool kept_owner(struct ltx_cd *const *keep, unsigned nkeep, uintptr_t o)
+{
+	for (unsigned i = 0; i < nkeep; i++)
+		if (me(keep[i]) == o)
+			return true;
+	return false;
+}
+
+static bool kept_slot(struct ltx_cd *const *keep, unsigned nkeep, unsigned s)
+{
+	for (unsigned i = 0; i < nkeep; i++)
+		if (keep[i]->slot == (int)s)
+			return true;
+	return false;
+}
+
+/*
+ * Fork (cd.h): clear every owner word and reader mark that is not a kept
+ * cd's, and count the unslotted readers again from the kept read sets.
+ * The whole table is scanned (a thread may have been stopped between its
+ * mark and its log's update); a word is stored only if it changes, so
+ * that the child does not copy every page of the table.
+ */
+void ltx_vis_fork_free(struct ltx_cd *const *keep, unsigned nkeep)
+{
+	size_t n;
+
+	if (table == NULL)
+		return;
+	n = table_mask / sizeof(struct ltx_bytelock) + 1;
+	for (size_t i = 0; i < n; i++) {
+		struct ltx_bytelock *lock = &table[i];
+		uintptr_t o = __atomic_load_n(&lock->owner, __ATOMIC_RELAXED);
+
+		if (o != 0 && !kept_owner(keep, nkeep, o))
+			__atomic_store_n(&lock->owner, 0, __ATOMIC_RELEASE);
+		for (unsigned s = 0; s < LTX_VIS_SLOTS; s++)
+			if (__atomic_load_n(&lock->reader[s], __ATOMIC_RELAXED) &&
+			    !kept_slot(keep, nkeep, s))
+				__atomic_store_n(&lock->reader[s], 0,
+						 __ATOMIC_RELEASE);
+		if (__atomic_load_n(&lock->unslotted, __ATOMIC_RELAXED) != 0)
+			__atomic_store_n(&lock->unslotted, 0, __ATOMIC_RELAXED);
+	}
+	for (unsigned i = 0; i < nkeep; i++)
+		if (!slotted(keep[i]))
+			for (const struct ltx_rentry *r = keep[i]->rs_base;
+			     r < keep[i]->rs_next; r++)
+				__atomic_fetch_add(
+					&((struct ltx_bytelock *)r->orec)->unslotted,
+					1, __ATOMIC_RELAXED);
 }
 
 const struct ltx_cd_ops ltx_cd_visible = {

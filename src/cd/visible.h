@@ -13,7 +13,7 @@
 /*
  * One bytelock per hashed line (TLRW, Dice & Shavit, SPAA 2010; the
  * layout of ck_bytelock): the owner word says who holds the lines that
- * hash here in E (0: nobody, else the owner's thread_slot + 1), reader[i]
+ * hash here in E (0: nobody, else the owner's cd id + 1), reader[i]
  * is 1 while thread slot i holds one of them in S, and unslotted counts
  * the S holders without a byte (thread slots LTX_VIS_SLOTS and up).
  * One cache line each, so that lines hashing to different locks never
@@ -28,5 +28,12 @@ struct ltx_bytelock {
 
 _Static_assert(sizeof(struct ltx_bytelock) == LTX_LINE_SIZE,
 	       "one bytelock per cache line");
+
+struct ltx_cd;
+
+/* The visible mode's halves of ltx_cd_fork_finish and ltx_cd_fork_free
+ * (cd.h). */
+void ltx_vis_fork_finish(struct ltx_cd *cd);
+void ltx_vis_fork_free(struct ltx_cd *const *keep, unsigned nkeep);
 
 #endif /* LTX_CD_VISIBLE_H */

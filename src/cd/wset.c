@@ -69,6 +69,9 @@ bool ltx_wset_grow(struct ltx_cd *cd, void **old)
 	if (ok) {
 		cd->ws_next = cd->ws_base + used;
 		cd->ws_end = cd->ws_base + cap;
+		/* The copied entries keep theirs (cd.h, owner). */
+		for (struct ltx_wentry *w = cd->ws_next; w < cd->ws_end; w++)
+			w->owner = cd->id;
 	}
 	/* The invisible mode repoints its orecs before it frees the old
 	 * set; until then release_held would not recognize our locks. */

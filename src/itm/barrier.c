@@ -16,8 +16,9 @@
  * path of the tm_* API; any other (long double, complex, vectors,
  * misaligned, straddling two lines) goes word by word through the same
  * operations, so each byte is read or written exactly as asked.  Stores to
- * this thread's own stack are direct (stack_store says why); loads of it
- * through ltx read memory, so they see them.
+ * this thread's own stack are direct (stack_store says why), and so are
+ * stores to an exception object the transaction is building or handling
+ * (eh.c); loads of either through ltx read memory, so they see them.
  *
  * In the serial modes the transaction runs alone: memory is accessed
  * directly, and stores are undo-logged while the transaction can still
@@ -90,11 +91,24 @@ stack_store(struct ltx_itm_thread *t, void *dst, const void *src, size_t n)
 	memmove(dst, src, n);
 }
 
+/* Whether a store goes straight to an exception object the transaction
+ * is building or handling (eh.c says why). */
+static inline bool eh_private(struct ltx_itm_thread *t, const void *dst,
+			      size_t n)
+{
+	return ltx_unlikely(t->eh_objs_len != 0) &&
+	       ltx_itm_eh_private(t, dst, n);
+}
+
 static __attribute__((noinline)) void
 store_bytes(struct ltx_itm_thread *t, void *dst, const void *src, size_t n)
 {
 	if (on_stack(dst, n)) {
 		stack_store(t, dst, src, n);
+		return;
+	}
+	if (eh_private(t, dst, n)) {
+		memmove(dst, src, n);
 		return;
 	}
 	ltx_access_store_bytes(dst, src, n);
@@ -180,8 +194,10 @@ write_slow(void *dst, const void *src, size_t size)
 		serial_store(t, dst, src, size);
 		return;
 	}
-	if (on_stack(dst, size)) {
-		stack_store(t, dst, src, size);
+	/* Direct (store_bytes says how): a store to the stack, or to an
+	 * exception object the transaction is building or handling. */
+	if (on_stack(dst, size) || eh_private(t, dst, size)) {
+		store_bytes(t, dst, src, size);
 		return;
 	}
 	if (size <= 8 && (p & (size - 1)) == 0) {
@@ -253,6 +269,19 @@ serial_store_word(struct ltx_tx *tx, void *dst, const void *src, size_t size)
 }
 
 /*
+ * Whether the transaction has exception objects, whose lines it holds (eh.c)
+ * but writes directly: the slow path then picks between them and the rest
+ * (ltx_tx_fast_store_open would buffer a store to a line held).
+ */
+static inline __attribute__((always_inline)) bool
+eh_objects(const struct ltx_tx *tx)
+{
+	const struct ltx_itm_thread *t = tx->frontend;
+
+	return ltx_unlikely(t != NULL && t->eh_objs_len != 0);
+}
+
+/*
  * The fast paths: a naturally aligned object of at most 8 bytes, off this
  * thread's stack for a store, in the ltx transaction of an ITM_INSTR one;
  * a load or store of a line the transaction has already written (read
@@ -307,7 +336,8 @@ write_obj(void *dst, const void *src, size_t size)
 		if (ltx_unlikely(p - tx->stack_lo < tx->stack_span)) {
 			if (stack_store_word(tx, dst, src, size))
 				return;
-		} else if (ltx_likely(tx->cd.limit != 0)) {
+		} else if (ltx_likely(tx->cd.limit != 0) &&
+			   ltx_likely(!eh_objects(tx))) {
 			memcpy(&x, src, size);
 			if (ltx_likely(ltx_tx_fast_store_open(
 				    tx, dst, x, (unsigned)size)))

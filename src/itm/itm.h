@@ -57,6 +57,20 @@ struct ltx_itm_nest {
 	size_t actions; /* ltx_tx_actions_mark() */
 };
 
+/*
+ * An exception object the current transaction allocated
+ * (_ITM_cxa_allocate_exception): private to it, so it is written directly
+ * (eh.c says why) while it may still be written: until it is thrown, and
+ * while a catch of it in the transaction is open.
+ */
+struct ltx_itm_eh_obj {
+	uintptr_t lo;	   /* the object, as __cxa_allocate_exception gave it */
+	size_t size;	   /* 0: freed */
+	size_t actions;	   /* ltx_tx_actions_mark() at its allocation */
+	unsigned catches;  /* catches of it open in the transaction */
+	bool thrown;
+};
+
 /* Per-thread counters, summed by LTX_ITM_REPORT at exit. */
 struct ltx_itm_stats {
 	uint64_t begins[4]; /* outermost begins, by enum ltx_itm_mode */
@@ -119,6 +133,11 @@ struct ltx_itm_thread {
 	void *cxa_unthrown;
 	void *eh_in_flight;
 	unsigned cxa_catch_count;
+	uint64_t eh_tx_id; /* the ltx transaction eh_objs belong to */
+	struct ltx_itm_eh_obj *eh_objs;
+	size_t eh_objs_len, eh_objs_cap;
+	uint32_t *eh_catches; /* per open catch: its eh_objs index + 1, or 0 */
+	size_t eh_catches_len, eh_catches_cap;
 
 	struct ltx_itm_stats stats;
 	struct ltx_itm_clones clones; /* clone.c */
@@ -196,6 +215,15 @@ void ltx_itm_on_end(struct ltx_itm_thread *t, void (*fn)(void *), void *arg,
 
 /* C++ exception state on rollback (eh.c). */
 void ltx_itm_eh_rollback(struct ltx_itm_thread *t);
+
+/*
+ * ltx_itm_eh_private: whether [addr, addr + size) lies in an exception
+ * object that the current transaction allocated and may write, which the
+ * barriers then write directly (eh.c).  Only ever true while
+ * t->eh_objs_len != 0, the test the barriers make first.
+ */
+bool ltx_itm_eh_private(struct ltx_itm_thread *t, const void *addr,
+			size_t size);
 
 /* A fatal misuse of the ABI: message on stderr, then abort(). */
 void ltx_itm_fatal(const char *why) __attribute__((noreturn));

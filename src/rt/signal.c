@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "rt/peek.h"
 #include "rt/signal.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -152,6 +153,11 @@ static void wrapper(int sig, siginfo_t *si, void *uc)
 	bool fault = is_fault_signal(sig) && si != NULL && si->si_code > 0;
 	void *token;
 
+	/* A copy that met memory another thread freed (rt/peek.h). */
+	if (fault && sig != SIGFPE && ltx_peek_fixup(uc)) {
+		errno = saved_errno;
+		return;
+	}
 	/* The transaction layer's say first: a fault it blames on
 	 * inconsistent data restarts a transaction (no return). */
 	if (fault && hooks.fault != NULL)

@@ -36,6 +36,34 @@
 	R(FAULT, fault, "fault while doomed")                                 \
 	R(OTHER, other, "other")
 
+/*
+ * Why a conflict happened (issue 19), for the aborts in the conflict rows
+ * (CONFLICT_LT to DOOMED): each such abort is in exactly one class, so the
+ * classes add up to those rows.  C(ID, key, label): LTX_CONFLICT_<ID>, the
+ * JSON key, the summary's label.
+ *   TRUE     the two transactions' bytes of the line overlap, and one of
+ *            them wrote them (the other's dirty bytes were seen);
+ *   FALSE    the same line, disjoint bytes: padding or alignment fixes it;
+ *   ALIAS    two different lines that share one ownership record (the
+ *            visible mode: one bytelock): LTX_OREC_BITS fixes it;
+ *   UNKNOWN  the rest: the holder's bytes were not known (a line read by
+ *            LT in the visible mode, taken by LTX and not yet stored, a
+ *            read found newer at validation, a doom by another tx...).
+ */
+#define LTX_CONFLICT_CLASSES_LIST(C)                                          \
+	C(TRUE, true_sharing, "true sharing")                                 \
+	C(FALSE, false_sharing, "false sharing")                              \
+	C(ALIAS, aliasing, "orec aliasing")                                   \
+	C(UNKNOWN, unknown, "unknown")
+
+#define LTX_CONFLICT_ID_(id, key, label) LTX_CONFLICT_##id,
+enum ltx_conflict_class {
+	LTX_CONFLICT_CLASSES_LIST(LTX_CONFLICT_ID_) LTX_CONFLICT_N_
+};
+#define LTX_CONFLICT_CLASSES 4 /* a number, for the segment's names */
+_Static_assert(LTX_CONFLICT_CLASSES == LTX_CONFLICT_N_,
+	       "LTX_CONFLICT_CLASSES");
+
 #define LTX_ABORT_ROW_ID_(id, key, label) LTX_ABORT_##id,
 enum ltx_abort_row { LTX_ABORT_ROWS_LIST(LTX_ABORT_ROW_ID_) LTX_ABORT_N_ };
 #define LTX_ABORT_ROWS 12 /* a number, for the segment's names */
@@ -104,6 +132,11 @@ _Static_assert(LTX_ABORT_ROWS == LTX_ABORT_N_, "LTX_ABORT_ROWS");
 	X(aborts_by, [LTX_ABORT_ROWS], LTX, OWN,                              \
 	  "aborts by reason, each in one row (LTX_ABORT_ROWS_LIST; stats on)") \
 	X(sites_dropped, , LTX, OWN, "aborts at sites not kept")              \
+	X(conflict_class, [LTX_CONFLICT_CLASSES], LTX, OWN,                   \
+	  "aborts of the conflict rows by class (LTX_CONFLICT_CLASSES_LIST; "  \
+	  "stats on)")                                                        \
+	X(lines_dropped, , LTX, OWN,                                          \
+	  "... of them on lines the line tables did not keep")                \
 	X(mem_pending_bytes, , LTX, NONE,                                     \
 	  "bytes freed by tm_free, not yet released")                         \
 	X(mem_pending_blocks, , LTX, NONE, "the blocks of mem_pending_bytes") \
@@ -171,6 +204,73 @@ struct ltx_stats_site {
 	uint64_t count;
 	uint32_t nstack;
 	uintptr_t stack[LTX_STATS_STACK]; /* callers, innermost first */
+};
+
+/*
+ * The lines that conflicts were found on (issue 19): each thread keeps its
+ * LTX_STATS_LINES hottest, the segment the process's LTX_STATSEG_LINES.
+ * A part is a set of bytes of the line that one side of a conflict used
+ * (bit i: byte i); parts that overlap are merged, so disjoint parts are
+ * data that different transactions use apart (false sharing), one part
+ * data they share.
+ */
+#define LTX_STATS_LINES 16 /* per thread */
+#define LTX_STATS_PARTS 4
+
+struct ltx_stats_line {
+	uintptr_t line;				/* its address (0: free) */
+	uint64_t count[LTX_CONFLICT_CLASSES];	/* conflict aborts by class */
+	uint64_t part[LTX_STATS_PARTS];		/* byte masks, 0: unused */
+	uintptr_t other; /* ALIAS: a line that shares its record, or 0 */
+	uint64_t bits;	 /* ALIAS: the LTX_OREC_BITS that separates the
+			  * lines that aliased with it (the largest seen);
+			  * LTX_STATS_NEVER: none up to the maximum; 0: no
+			  * aliasing seen */
+};
+
+#define LTX_STATS_NEVER 64
+
+/* All conflict aborts counted on a line. */
+static inline uint64_t ltx_stats_line_total(const struct ltx_stats_line *l)
+{
+	uint64_t n = 0;
+
+	for (unsigned c = 0; c < LTX_CONFLICT_CLASSES; c++)
+		n += l->count[c];
+	return n;
+}
+
+/* Add the bytes m to the parts of l: into the part they overlap (merging
+ * the parts they join), else into a free one, else into the last. */
+static inline void ltx_stats_line_part(struct ltx_stats_line *l, uint64_t m)
+{
+	unsigned i, free_at = LTX_STATS_PARTS;
+
+	if (m == 0)
+		return;
+	for (i = 0; i < LTX_STATS_PARTS; i++) {
+		if (l->part[i] == 0) {
+			if (free_at == LTX_STATS_PARTS)
+				free_at = i;
+		} else if (l->part[i] & m) {
+			m |= l->part[i];
+			l->part[i] = 0;
+			if (free_at == LTX_STATS_PARTS || free_at > i)
+				free_at = i;
+		}
+	}
+	l->part[free_at < LTX_STATS_PARTS ? free_at : LTX_STATS_PARTS - 1] |=
+		m;
+}
+
+/* What a collection of the threads' tables returns (tx/stats.h): up to
+ * max_sites abort sites and max_lines lines, most frequent first; either
+ * array may be NULL. */
+struct ltx_stats_tables {
+	struct ltx_stats_site *sites;
+	unsigned max_sites, nsites;
+	struct ltx_stats_line *lines;
+	unsigned max_lines, nlines;
 };
 
 /* LTX_STATS: 0 off, 1 counters and sites, 2 also call stacks. */

@@ -57,21 +57,27 @@ int ltx_statseg_parse(const void *buf, size_t len,
 		return LTX_STATSEG_EBUSY;
 	if (h->pid <= 0 || h->counters_size != sizeof(*v->c) ||
 	    h->site_size != sizeof(*v->sites) ||
-	    h->obj_size != sizeof(*v->objs) || h->nsites > h->nsites_max ||
-	    h->nobjs > h->nobjs_max || h->nsites_max > 4096 ||
-	    h->nobjs_max > 4096 || !has_nul(h->command, sizeof(h->command)) ||
+	    h->obj_size != sizeof(*v->objs) ||
+	    h->line_size != sizeof(*v->lines) || h->nsites > h->nsites_max ||
+	    h->nobjs > h->nobjs_max || h->nlines > h->nlines_max ||
+	    h->nsites_max > 4096 || h->nobjs_max > 4096 ||
+	    h->nlines_max > 4096 || h->orec_bits > 64 ||
+	    !has_nul(h->command, sizeof(h->command)) ||
 	    !inside(h->counters_off, 1, h->counters_size, h->size) ||
 	    !inside(h->sites_off, h->nsites_max, h->site_size, h->size) ||
 	    !inside(h->objs_off, h->nobjs_max, h->obj_size, h->size) ||
+	    !inside(h->lines_off, h->nlines_max, h->line_size, h->size) ||
 	    h->counters_off < sizeof(*h) || h->sites_off < sizeof(*h) ||
-	    h->objs_off < sizeof(*h))
+	    h->objs_off < sizeof(*h) || h->lines_off < sizeof(*h))
 		return LTX_STATSEG_ECORRUPT;
 	v->h = h;
 	v->c = (const void *)(base + h->counters_off);
 	v->sites = (const void *)(base + h->sites_off);
 	v->objs = (const void *)(base + h->objs_off);
+	v->lines = (const void *)(base + h->lines_off);
 	v->nsites = h->nsites;
 	v->nobjs = h->nobjs;
+	v->nlines = h->nlines;
 	for (uint32_t i = 0; i < v->nobjs; i++)
 		if (!has_nul(v->objs[i].path, sizeof(v->objs[i].path)) ||
 		    v->objs[i].is_exec > 1)
@@ -89,6 +95,17 @@ int ltx_statseg_parse(const void *buf, size_t len,
 			    !has_nul(f->func, sizeof(f->func)))
 				goto corrupt;
 		}
+	}
+	for (uint32_t i = 0; i < v->nlines; i++) {
+		const struct ltx_statseg_line *l = &v->lines[i];
+
+		if (l->obj < -1 || l->obj >= (int32_t)v->nobjs ||
+		    l->other_obj < -1 || l->other_obj >= (int32_t)v->nobjs ||
+		    l->bits > LTX_STATS_NEVER || (l->addr & 63) != 0)
+			goto corrupt;
+		for (unsigned p = 0; p < LTX_STATS_PARTS; p++)
+			if (!has_nul(l->sym[p], sizeof(l->sym[p])))
+				goto corrupt;
 	}
 	return LTX_STATSEG_OK;
 corrupt:
@@ -113,6 +130,9 @@ void ltx_statseg_layout(struct ltx_statseg *s, int64_t pid)
 	s->h.objs_off = offsetof(struct ltx_statseg, objs);
 	s->h.obj_size = sizeof(s->objs[0]);
 	s->h.nobjs_max = LTX_STATSEG_OBJS;
+	s->h.lines_off = offsetof(struct ltx_statseg, lines);
+	s->h.line_size = sizeof(s->lines[0]);
+	s->h.nlines_max = LTX_STATSEG_LINES;
 	snprintf(s->h.fields, sizeof(s->h.fields), "%s", LTX_STATS_NAMES);
 }
 
@@ -440,7 +460,7 @@ static const char *frame_name(const struct ltx_statseg_view *v,
 {
 	const char *obj = "?";
 
-	if (resolve != NULL && resolve(ctx, v, f, buf, len))
+	if (resolve != NULL && resolve(ctx, v, f->obj, f->off, false, buf, len))
 		return buf;
 	if (f->obj >= 0) {
 		obj = strrchr(v->objs[f->obj].path, '/');
@@ -455,6 +475,272 @@ static const char *frame_name(const struct ltx_statseg_view *v,
 	return buf;
 }
 
+/* ---- conflict lines (issue 19) ---- */
+
+#define CLASS_KEY(id, key, label) #key,
+#define CLASS_LABEL(id, key, label) label,
+static const char *const class_keys[] = { LTX_CONFLICT_CLASSES_LIST(
+	CLASS_KEY) };
+static const char *const class_labels[] = { LTX_CONFLICT_CLASSES_LIST(
+	CLASS_LABEL) };
+
+static uint64_t line_total(const struct ltx_statseg_line *l)
+{
+	uint64_t n = 0;
+
+	for (unsigned c = 0; c < LTX_CONFLICT_CLASSES; c++)
+		n += l->count[c];
+	return n;
+}
+
+/* The class with the most conflicts on l (the first of equals). */
+static unsigned line_class(const struct ltx_statseg_line *l)
+{
+	unsigned best = LTX_CONFLICT_UNKNOWN;
+
+	for (unsigned c = 0; c < LTX_CONFLICT_CLASSES; c++)
+		if (l->count[c] > l->count[best] ||
+		    (l->count[c] == l->count[best] && c < best &&
+		     l->count[c] != 0))
+			best = c;
+	return best;
+}
+
+/* l's parts in the order of their first bytes. */
+static unsigned line_parts(const struct ltx_statseg_line *l,
+			   uint64_t part[LTX_STATS_PARTS],
+			   unsigned which[LTX_STATS_PARTS])
+{
+	unsigned n = 0;
+
+	for (unsigned p = 0; p < LTX_STATS_PARTS; p++) {
+		unsigned at = n;
+
+		if (l->part[p] == 0)
+			continue;
+		while (at > 0 && __builtin_ctzll(part[at - 1]) >
+					 __builtin_ctzll(l->part[p])) {
+			part[at] = part[at - 1];
+			which[at] = which[at - 1];
+			at--;
+		}
+		part[at] = l->part[p];
+		which[at] = p;
+		n++;
+	}
+	return n;
+}
+
+/* "0-7" or "0-3,8-11": the bytes of mask m. */
+static const char *byte_ranges(uint64_t m, char *buf, size_t len)
+{
+	size_t k = 0;
+
+	buf[0] = '\0';
+	for (unsigned b = 0; b < 64 && k < len; b++) {
+		unsigned e = b;
+		int w;
+
+		if (!(m >> b & 1))
+			continue;
+		while (e + 1 < 64 && (m >> (e + 1) & 1))
+			e++;
+		w = e == b ? snprintf(buf + k, len - k, "%s%u", k ? "," : "", b)
+			   : snprintf(buf + k, len - k, "%s%u-%u",
+				      k ? "," : "", b, e);
+		k += w > 0 ? (size_t)w : 0;
+		b = e;
+	}
+	return buf;
+}
+
+/* What the byte at off in obj is: a variable, else the process's own
+ * name for it (sym), else where it is. */
+static const char *datum_name(const struct ltx_statseg_view *v, int32_t obj,
+			      uint64_t off, const char *sym,
+			      ltx_statseg_resolve_fn resolve, void *ctx,
+			      char *buf, size_t len)
+{
+	const char *o;
+
+	if (obj < 0) {
+		snprintf(buf, len, "heap");
+		return buf;
+	}
+	if (resolve != NULL && resolve(ctx, v, obj, off, true, buf, len))
+		return buf;
+	o = strrchr(v->objs[obj].path, '/');
+	o = o ? o + 1 : v->objs[obj].path;
+	if (sym != NULL && sym[0] != '\0')
+		snprintf(buf, len, "%s (%s)", sym, o);
+	else
+		snprintf(buf, len, "%s+0x%" PRIx64, o, off);
+	return buf;
+}
+
+/* The name of part k (in address order) of l. */
+static const char *part_name(const struct ltx_statseg_view *v,
+			     const struct ltx_statseg_line *l, uint64_t part,
+			     unsigned which, ltx_statseg_resolve_fn resolve,
+			     void *ctx, char *buf, size_t len)
+{
+	return datum_name(v, l->obj,
+			  l->off + (unsigned)__builtin_ctzll(part),
+			  l->sym[which], resolve, ctx, buf, len);
+}
+
+/* Strip " (object)" off a name, for the advice. */
+static const char *bare(const char *name, char *buf, size_t len)
+{
+	const char *sp = strstr(name, " (");
+
+	snprintf(buf, len, "%.*s", (int)(sp ? sp - name : (long)strlen(name)),
+		 name);
+	return buf;
+}
+
+/* What to do about line l: one sentence. */
+static void line_advice(const struct ltx_statseg_view *v,
+			const struct ltx_statseg_line *l,
+			ltx_statseg_resolve_fn resolve, void *ctx, char *buf,
+			size_t len)
+{
+	uint64_t part[LTX_STATS_PARTS];
+	unsigned which[LTX_STATS_PARTS], n = line_parts(l, part, which);
+	char name[256], b[256];
+
+	switch (line_class(l)) {
+	case LTX_CONFLICT_TRUE:
+		snprintf(buf, len, "the transactions use the same bytes: share "
+			 "less (a copy per thread, combined later) or keep "
+			 "the transactions short");
+		break;
+	case LTX_CONFLICT_FALSE:
+		if (n < 2 || l->obj < 0) {
+			snprintf(buf, len, "pad or align the data so that what "
+				 "different transactions use lies on "
+				 "different lines (_Alignas(64), "
+				 "tm_aligned_alloc(64, ...))");
+			break;
+		}
+		part_name(v, l, part[1], which[1], resolve, ctx, name,
+			  sizeof(name));
+		snprintf(buf, len, "pad or align the data so that %s starts a "
+			 "line of its own (_Alignas(64))%s",
+			 bare(name, b, sizeof(b)),
+			 n > 2 ? ", and each part after it" : "");
+		break;
+	case LTX_CONFLICT_ALIAS:
+		if (l->bits != 0 && l->bits != LTX_STATS_NEVER)
+			snprintf(buf, len, "raise LTX_OREC_BITS to %u (now %u)",
+				 l->bits, v->h->orec_bits);
+		else
+			snprintf(buf, len, "the lines share an ownership "
+				 "record at every LTX_OREC_BITS up to %u: "
+				 "move one of them", LTX_STATS_NEVER > 28 ?
+				 28 : LTX_STATS_NEVER);
+		break;
+	default:
+		snprintf(buf, len, "none: the other side's bytes were not "
+			 "known");
+		break;
+	}
+}
+
+/*
+ * "  <19 columns>LEAD TEXT", TEXT broken at spaces so that no line is
+ * wider than 79 columns, its next lines under its first word.
+ */
+static void wrapped(FILE *out, const char *lead, const char *text)
+{
+	int col = 19 + (int)strlen(lead), width = 79 - col;
+
+	fprintf(out, "  %15s  %s", "", lead);
+	while (*text != '\0') {
+		int n = (int)strlen(text), cut = n;
+
+		if (n > width) {
+			for (cut = width; cut > 0 && text[cut] != ' '; cut--)
+				;
+			if (cut == 0)
+				for (cut = width; text[cut] != '\0' &&
+						  text[cut] != ' ';
+				     cut++)
+					;
+		}
+		fprintf(out, "%.*s\n", cut, text);
+		text += cut;
+		while (*text == ' ')
+			text++;
+		if (*text != '\0')
+			fprintf(out, "%*s", col, "");
+	}
+}
+
+/* The conflict aborts by class, and the lines they were found on;
+ * whether there were any. */
+static bool print_lines(FILE *out, const struct ltx_statseg_view *v,
+			ltx_statseg_resolve_fn resolve, void *ctx)
+{
+	const struct ltx_stats *c = v->c;
+	uint64_t all = 0;
+	char b[32], name[512], text[512];
+
+	for (unsigned k = 0; k < LTX_CONFLICT_CLASSES; k++)
+		all += c->conflict_class[k];
+	if (all == 0)
+		return false;
+	fprintf(out, "\n  conflict aborts by class (of %s):\n",
+		count(all, b, sizeof(b)));
+	for (unsigned k = 0; k < LTX_CONFLICT_CLASSES; k++)
+		line_pct(out, c->conflict_class[k], 0, class_labels[k], all,
+			 "");
+	if (v->nlines == 0)
+		return true;
+	fprintf(out, "\n  top conflict lines:\n");
+	for (uint32_t i = 0; i < v->nlines && i < 10; i++) {
+		const struct ltx_statseg_line *l = &v->lines[i];
+		uint64_t part[LTX_STATS_PARTS];
+		unsigned which[LTX_STATS_PARTS], n = line_parts(l, part, which);
+		const char *sep = "";
+
+		fprintf(out, "  %15s  0x%016" PRIx64 "  %s\n",
+			count(line_total(l), b, sizeof(b)), l->addr,
+			datum_name(v, l->obj, l->off, NULL, resolve, ctx, name,
+				   sizeof(name)));
+		fprintf(out, "  %15s  ", "");
+		for (unsigned k = 0; k < LTX_CONFLICT_CLASSES; k++) {
+			if (l->count[k] == 0)
+				continue;
+			fprintf(out, "%s%s %s", sep, class_labels[k],
+				count(l->count[k], b, sizeof(b)));
+			sep = ", ";
+		}
+		fputc('\n', out);
+		for (unsigned p = 0; p < n; p++)
+			fprintf(out, "  %15s  bytes %-12s %s\n", "",
+				byte_ranges(part[p], b, sizeof(b)),
+				part_name(v, l, part[p], which[p], resolve,
+					  ctx, name, sizeof(name)));
+		if (l->other != 0) {
+			snprintf(text, sizeof(text), "0x%" PRIx64 " %s",
+				 l->other,
+				 datum_name(v, l->other_obj, l->other_off, NULL,
+					    resolve, ctx, name, sizeof(name)));
+			wrapped(out, "aliases with ", text);
+		}
+		line_advice(v, l, resolve, ctx, text, sizeof(text));
+		wrapped(out, "advice: ", text);
+	}
+	if (c->lines_dropped)
+		fprintf(out, "  %15s  conflicts on lines not kept\n",
+			count(c->lines_dropped, b, sizeof(b)));
+	return true;
+}
+
+static void print_sites(FILE *out, const struct ltx_statseg_view *v,
+			ltx_statseg_resolve_fn resolve, void *ctx);
+
 void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 		       ltx_statseg_resolve_fn resolve, void *ctx)
 {
@@ -463,7 +749,7 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 	uint64_t tries = commits + c->aborts;
 	uint64_t unclassified = ltx_statseg_unclassified(c);
 	double secs = elapsed_s(v);
-	char note[64], b[32], name[512];
+	char note[64], b[32];
 
 	fprintf(out, "\n Transaction statistics for '%s' (pid %" PRId64
 		")%s:\n\n",
@@ -525,8 +811,18 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 	hist(out, "lines written per commit:", c->writes_hist);
 	if (v->h->level == 0)
 		fprintf(out, "  (histograms need LTX_STATS=1)\n");
-	if (v->nsites == 0)
-		return;
+	if (v->nsites != 0)
+		print_sites(out, v, resolve, ctx);
+	if (print_lines(out, v, resolve, ctx) || v->nsites != 0)
+		fputc('\n', out);
+}
+
+static void print_sites(FILE *out, const struct ltx_statseg_view *v,
+			ltx_statseg_resolve_fn resolve, void *ctx)
+{
+	const struct ltx_stats *c = v->c;
+	char b[32], name[512];
+
 	fprintf(out, "\n  top abort sites (of %s aborts):\n",
 		count(c->aborts, b, sizeof(b)));
 	for (uint32_t i = 0; i < v->nsites && i < 10; i++) {
@@ -546,7 +842,6 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 	if (c->sites_dropped)
 		fprintf(out, "  %15s  aborts at sites not kept\n",
 			count(c->sites_dropped, b, sizeof(b)));
-	fprintf(out, "\n");
 }
 
 
@@ -589,6 +884,69 @@ static void json_words(FILE *out, const char *key, const uint64_t *a,
 #define JSON_FIELD(name, dim, abi, show, what)                                \
 	LTX_STATS_JSON_##show(JSON_##abi(c, name))
 
+/* ,"conflict_classes":{...},"lines":[...]: the conflict lines. */
+static void json_lines(FILE *out, const struct ltx_statseg_view *v,
+		       ltx_statseg_resolve_fn resolve, void *ctx)
+{
+	char name[512], b[256];
+
+	fprintf(out, ",\"conflict_classes\":{");
+	for (unsigned k = 0; k < LTX_CONFLICT_CLASSES; k++)
+		fprintf(out, "%s\"%s\":%" PRIu64, k ? "," : "", class_keys[k],
+			v->c->conflict_class[k]);
+	fprintf(out, "},\"lines\":[");
+	for (uint32_t i = 0; i < v->nlines; i++) {
+		const struct ltx_statseg_line *l = &v->lines[i];
+		uint64_t part[LTX_STATS_PARTS];
+		unsigned which[LTX_STATS_PARTS], n = line_parts(l, part, which);
+
+		fprintf(out, "%s{\"addr\":\"0x%" PRIx64 "\",\"what\":",
+			i ? "," : "", l->addr);
+		json_str(out, datum_name(v, l->obj, l->off, NULL, resolve, ctx,
+					 name, sizeof(name)));
+		fprintf(out, ",\"object\":");
+		json_str(out, l->obj >= 0 ? v->objs[l->obj].path : "");
+		fprintf(out, ",\"conflicts\":%" PRIu64 ",\"class\":\"%s\"",
+			line_total(l), class_keys[line_class(l)]);
+		for (unsigned k = 0; k < LTX_CONFLICT_CLASSES; k++)
+			fprintf(out, ",\"%s\":%" PRIu64, class_keys[k],
+				l->count[k]);
+		fprintf(out, ",\"parts\":[");
+		for (unsigned p = 0; p < n; p++) {
+			fprintf(out,
+				"%s{\"bytes\":\"%s\",\"mask\":\"0x%016" PRIx64
+				"\",\"what\":",
+				p ? "," : "",
+				byte_ranges(part[p], b, sizeof(b)), part[p]);
+			json_str(out, part_name(v, l, part[p], which[p],
+						resolve, ctx, name,
+						sizeof(name)));
+			fputc('}', out);
+		}
+		fputc(']', out);
+		if (l->other != 0) {
+			fprintf(out,
+				",\"shares_record_with\":{\"addr\":\"0x%" PRIx64
+				"\",\"what\":",
+				l->other);
+			json_str(out, datum_name(v, l->other_obj, l->other_off,
+						 NULL, resolve, ctx, name,
+						 sizeof(name)));
+			fputc('}', out);
+		}
+		if (l->bits != 0)
+			fprintf(out, ",\"orec_bits_needed\":%s",
+				l->bits == LTX_STATS_NEVER ? "null" : "");
+		if (l->bits != 0 && l->bits != LTX_STATS_NEVER)
+			fprintf(out, "%u", l->bits);
+		line_advice(v, l, resolve, ctx, name, sizeof(name));
+		fprintf(out, ",\"advice\":");
+		json_str(out, name);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
 void ltx_statseg_print_json(FILE *out, const struct ltx_statseg_view *v,
 			    ltx_statseg_resolve_fn resolve, void *ctx)
 {
@@ -599,11 +957,11 @@ void ltx_statseg_print_json(FILE *out, const struct ltx_statseg_view *v,
 		v->h->version, v->h->pid);
 	json_str(out, v->h->command);
 	fprintf(out, ",\"final\":%s,\"mode\":\"%s\",\"bus_counted\":%s,"
-		"\"elapsed_s\":%.6f,\"backoff_s\":%.6f",
+		"\"elapsed_s\":%.6f,\"backoff_s\":%.6f,\"orec_bits\":%u",
 		v->h->flags & LTX_STATSEG_FINAL ? "true" : "false",
 		v->h->mode == 1 ? "visible" : "invisible",
 		v->h->flags & LTX_STATSEG_BUS_COUNTED ? "true" : "false",
-		elapsed_s(v), backoff_s(v));
+		elapsed_s(v), backoff_s(v), v->h->orec_bits);
 	LTX_STATS_FIELDS(JSON_FIELD)
 	fprintf(out, ",\"abort_causes\":{");
 	for (unsigned bit = 0, first = 1; bit < LTX_STATS_CAUSES; bit++) {
@@ -642,5 +1000,7 @@ void ltx_statseg_print_json(FILE *out, const struct ltx_statseg_view *v,
 		}
 		fprintf(out, "]}");
 	}
-	fprintf(out, "]}\n");
+	fputc(']', out);
+	json_lines(out, v, resolve, ctx);
+	fprintf(out, "}\n");
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Abort sites by name: file:line, else function+offset, for every report. */
+/* Names for reports: sites by file:line or function+offset, data by symbol. */
 #define _GNU_SOURCE
 #include <elf.h>
 #include <errno.h>
@@ -26,7 +26,9 @@
  * object may be anyone's), and its file and line from addr2line(1), run
  * once per object with every address.  A frame then reads
  * "function at file.c:LINE", or without line information "function+0xOFF
- * (object)", so two sites in one function differ.
+ * (object)", so two sites in one function differ.  The bytes of a conflict
+ * line in an object (a global) are named by the variable holding them,
+ * from the same symbol table: "variable+0xOFF (object)".
  *
  * Trust: the objects are named by the segment, which the process it
  * describes wrote.  Only a regular file owned by root or by the user
@@ -35,11 +37,14 @@
  * with privileges its caller lacks runs no addr2line at all.
  */
 
-#define ADDRS_MAX (LTX_STATSEG_SITES * LTX_STATSEG_FRAMES)
+#define ADDRS_MAX                                                             \
+	(LTX_STATSEG_SITES * LTX_STATSEG_FRAMES +                             \
+	 LTX_STATSEG_LINES * (LTX_STATS_PARTS + 2))
 #define TABLE_MAX (64u << 20) /* a symbol or string table larger is skipped */
 
 struct sym_frame {
 	int32_t obj;
+	bool data; /* a datum's address, not a return address */
 	uint64_t off;
 	char text[512];
 };
@@ -75,8 +80,10 @@ static bool section(int fd, const Elf64_Ehdr *eh, unsigned i, Elf64_Shdr *sh)
 		       eh->e_shoff + (uint64_t)i * sizeof(*sh));
 }
 
-void ltx_statseg_elf_functions(int fd, uint64_t size, const uint64_t *off,
-			       unsigned n, char (*name)[128], uint64_t *into)
+/* The symbol of type want (STT_FUNC, STT_OBJECT) holding each address. */
+static void elf_symbols(int fd, uint64_t size, const uint64_t *off,
+			unsigned n, char (*name)[128], uint64_t *into,
+			unsigned want_type)
 {
 	Elf64_Ehdr eh;
 	Elf64_Shdr sym, str;
@@ -117,18 +124,26 @@ void ltx_statseg_elf_functions(int fd, uint64_t size, const uint64_t *off,
 	for (unsigned k = 0; k < n; k++) {
 		const Elf64_Sym *best = NULL;
 
+		/* A return address may follow the last instruction of its
+		 * function (a call that does not return): a - 1.  A datum
+		 * is where it is. */
+		uint64_t a = want_type == STT_FUNC ? off[k] - 1 : off[k];
+
 		for (uint64_t i = 0; i < nsyms; i++) {
 			const Elf64_Sym *s = &syms[i];
 
-			/* a - 1: a return address may follow the last
-			 * instruction of its function (a call that does not
-			 * return). */
-			if (ELF64_ST_TYPE(s->st_info) != STT_FUNC ||
-			    s->st_value == 0 || s->st_value > off[k] - 1 ||
+			if (ELF64_ST_TYPE(s->st_info) != want_type ||
+			    s->st_value == 0 || s->st_value > a ||
 			    off[k] == 0 || s->st_name >= str.sh_size)
 				continue;
+			/* A variable of known size only, holding a. */
+			if (want_type != STT_FUNC) {
+				if (a - s->st_value < s->st_size)
+					best = s;
+				continue;
+			}
 			/* Inside it; or, sizes unknown, the closest below. */
-			if (off[k] - 1 - s->st_value < s->st_size ||
+			if (a - s->st_value < s->st_size ||
 			    (s->st_size == 0 &&
 			     (best == NULL || s->st_value > best->st_value)))
 				best = s;
@@ -142,6 +157,18 @@ void ltx_statseg_elf_functions(int fd, uint64_t size, const uint64_t *off,
 out:
 	free(syms);
 	free(strs);
+}
+
+void ltx_statseg_elf_functions(int fd, uint64_t size, const uint64_t *off,
+			       unsigned n, char (*name)[128], uint64_t *into)
+{
+	elf_symbols(fd, size, off, n, name, into, STT_FUNC);
+}
+
+void ltx_statseg_elf_objects(int fd, uint64_t size, const uint64_t *off,
+			     unsigned n, char (*name)[128], uint64_t *into)
+{
+	elf_symbols(fd, size, off, n, name, into, STT_OBJECT);
 }
 
 /* ---- file and line, from addr2line ---- */
@@ -292,30 +319,33 @@ static const char *base_name(const char *path)
 	return slash != NULL ? slash + 1 : path;
 }
 
-static void name_object(struct ltx_statseg_sym *sym,
-			const struct ltx_statseg_view *v, int32_t obj,
-			bool spawn)
+/* The names of obj's addresses of one kind (code: return addresses). */
+static void name_addresses(struct ltx_statseg_sym *sym,
+			   const struct ltx_statseg_view *v, int32_t obj,
+			   int fd, uint64_t size, bool data, bool spawn,
+			   struct names *nm)
 {
-	uint64_t off[ADDRS_MAX] = {0}, size;
+	uint64_t off[ADDRS_MAX] = { 0 };
 	unsigned idx[ADDRS_MAX], n = 0;
-	struct names *nm = malloc(sizeof(*nm));
-	int fd = nm != NULL ? open_object(v->objs[obj].path, &size) : -1;
+	const char *file = base_name(v->objs[obj].path);
 
-	if (fd < 0) {
-		free(nm);
-		return;
-	}
 	for (unsigned i = 0; i < sym->n; i++)
-		if (sym->f[i].obj == obj) {
+		if (sym->f[i].obj == obj && sym->f[i].data == data) {
 			idx[n] = i;
 			off[n++] = sym->f[i].off;
 		}
-	ltx_statseg_elf_functions(fd, size, off, n, nm->func, nm->into);
+	if (n == 0)
+		return;
 	for (unsigned k = 0; k < n; k++)
 		nm->fn[k][0] = nm->where[k][0] = '\0';
-	if (spawn)
-		addr2line(fd, off, n, nm);
-	close(fd);
+	if (data) {
+		ltx_statseg_elf_objects(fd, size, off, n, nm->func, nm->into);
+	} else {
+		ltx_statseg_elf_functions(fd, size, off, n, nm->func,
+					  nm->into);
+		if (spawn)
+			addr2line(fd, off, n, nm);
+	}
 	for (unsigned k = 0; k < n; k++) {
 		char *text = sym->f[idx[k]].text;
 		size_t len = sizeof(sym->f[idx[k]].text);
@@ -323,12 +353,45 @@ static void name_object(struct ltx_statseg_sym *sym,
 
 		if (fn[0] != '\0' && nm->where[k][0] != '\0')
 			snprintf(text, len, "%s at %s", fn, nm->where[k]);
+		else if (data && nm->func[k][0] != '\0' && nm->into[k] == 0)
+			snprintf(text, len, "%s (%s)", nm->func[k], file);
 		else if (nm->func[k][0] != '\0')
 			snprintf(text, len, "%s+0x%" PRIx64 " (%s)",
-				 nm->func[k], nm->into[k],
-				 base_name(v->objs[obj].path));
+				 nm->func[k], nm->into[k], file);
+	}
+}
+
+static void name_object(struct ltx_statseg_sym *sym,
+			const struct ltx_statseg_view *v, int32_t obj,
+			bool spawn)
+{
+	uint64_t size;
+	struct names *nm = malloc(sizeof(*nm));
+	int fd = nm != NULL ? open_object(v->objs[obj].path, &size) : -1;
+
+	if (fd >= 0) {
+		name_addresses(sym, v, obj, fd, size, false, spawn, nm);
+		name_addresses(sym, v, obj, fd, size, true, spawn, nm);
+		close(fd);
 	}
 	free(nm);
+}
+
+/* Add (obj, off) of one kind to the addresses to name, once. */
+static void want(struct ltx_statseg_sym *sym, int32_t obj, uint64_t off,
+		 bool data)
+{
+	if (obj < 0)
+		return;
+	for (unsigned j = 0; j < sym->n; j++)
+		if (sym->f[j].obj == obj && sym->f[j].off == off &&
+		    sym->f[j].data == data)
+			return;
+	if (sym->n < ADDRS_MAX) {
+		sym->f[sym->n].obj = obj;
+		sym->f[sym->n].data = data;
+		sym->f[sym->n++].off = off;
+	}
 }
 
 struct ltx_statseg_sym *ltx_statseg_sym_new(const struct ltx_statseg_view *v)
@@ -342,18 +405,23 @@ struct ltx_statseg_sym *ltx_statseg_sym_new(const struct ltx_statseg_view *v)
 		for (uint32_t k = 0; k < v->sites[i].nframes; k++) {
 			const struct ltx_statseg_frame *f =
 				&v->sites[i].frames[k];
-			bool dup = false;
 
-			if (f->obj < 0 || f->pc == 0)
-				continue;
-			for (unsigned j = 0; j < sym->n && !dup; j++)
-				dup = sym->f[j].obj == f->obj &&
-				      sym->f[j].off == f->off;
-			if (!dup && sym->n < ADDRS_MAX) {
-				sym->f[sym->n].obj = f->obj;
-				sym->f[sym->n++].off = f->off;
-			}
+			if (f->pc != 0)
+				want(sym, f->obj, f->off, false);
 		}
+	for (uint32_t i = 0; i < v->nlines; i++) {
+		const struct ltx_statseg_line *l = &v->lines[i];
+
+		want(sym, l->obj, l->off, true);
+		for (unsigned p = 0; p < LTX_STATS_PARTS; p++)
+			if (l->part[p] != 0)
+				want(sym, l->obj,
+				     l->off + (unsigned)__builtin_ctzll(
+						      l->part[p]),
+				     true);
+		if (l->other != 0)
+			want(sym, l->other_obj, l->other_off, true);
+	}
 	for (uint32_t o = 0; o < v->nobjs; o++)
 		for (unsigned j = 0; j < sym->n; j++)
 			if (sym->f[j].obj == (int32_t)o) {
@@ -364,7 +432,7 @@ struct ltx_statseg_sym *ltx_statseg_sym_new(const struct ltx_statseg_view *v)
 }
 
 int ltx_statseg_sym_resolve(void *ctx, const struct ltx_statseg_view *v,
-			    const struct ltx_statseg_frame *f, char *buf,
+			    int32_t obj, uint64_t off, bool data, char *buf,
 			    size_t len)
 {
 	const struct ltx_statseg_sym *sym = ctx;
@@ -373,8 +441,8 @@ int ltx_statseg_sym_resolve(void *ctx, const struct ltx_statseg_view *v,
 	if (sym == NULL)
 		return 0;
 	for (unsigned j = 0; j < sym->n; j++)
-		if (sym->f[j].obj == f->obj && sym->f[j].off == f->off &&
-		    sym->f[j].text[0] != '\0') {
+		if (sym->f[j].obj == obj && sym->f[j].off == off &&
+		    sym->f[j].data == data && sym->f[j].text[0] != '\0') {
 			snprintf(buf, len, "%s", sym->f[j].text);
 			return 1;
 		}

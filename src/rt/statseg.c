@@ -118,15 +118,51 @@ static void fill_frame(struct ltx_statseg_frame *f, uintptr_t pc)
 	f->obj = object_of(pc, &f->off, f->func, sizeof(f->func));
 }
 
+/*
+ * Where line l is, and its parts' names as this process knows them
+ * (dladdr: the exported symbols; statseg-sym.c reads the objects' full
+ * symbol tables).  An address in no object is the heap's (or a stack's).
+ */
+static void fill_line(struct ltx_statseg_line *d,
+		      const struct ltx_stats_line *l)
+{
+	char unused[8];
+
+	memset(d, 0, sizeof(*d));
+	d->addr = l->line;
+	memcpy(d->count, l->count, sizeof(d->count));
+	memcpy(d->part, l->part, sizeof(d->part));
+	d->bits = (uint32_t)l->bits;
+	d->obj = object_of(l->line, &d->off, unused, sizeof(unused));
+	d->other = l->other;
+	d->other_obj = l->other != 0 ? object_of(l->other, &d->other_off,
+						 unused, sizeof(unused))
+				     : -1;
+	for (unsigned p = 0; p < LTX_STATS_PARTS; p++) {
+		uint64_t off;
+
+		if (l->part[p] != 0)
+			(void)object_of(l->line + (unsigned)__builtin_ctzll(
+							  l->part[p]),
+					&off, d->sym[p], sizeof(d->sym[p]));
+	}
+}
+
 /* Rewrite the segment from the descriptors.  Caller holds seg_lock. */
 static void refresh(uint32_t flags)
 {
 	static struct ltx_stats_site sites[LTX_STATSEG_SITES];
+	static struct ltx_stats_line lines[LTX_STATSEG_LINES];
+	struct ltx_stats_tables t = {
+		.sites = sites, .max_sites = LTX_STATSEG_SITES,
+		.lines = lines, .max_lines = LTX_STATSEG_LINES,
+	};
 	struct ltx_stats c;
 	uint64_t threads, cyc, mono;
 	unsigned n;
 
-	n = source(&c, &threads, sites, LTX_STATSEG_SITES);
+	source(&c, &threads, &t);
+	n = t.nsites;
 	c.threads = threads;
 
 	/* Odd: readers discard what they copy until the even store below.
@@ -147,6 +183,9 @@ static void refresh(uint32_t flags)
 				   sites[i].stack[k]);
 	}
 	seg->h.nsites = n;
+	for (unsigned i = 0; i < t.nlines; i++)
+		fill_line(&seg->lines[i], &lines[i]);
+	seg->h.nlines = t.nlines;
 	cyc = ltx_cycles();
 	mono = now_ns(CLOCK_MONOTONIC);
 	if (mono - start_mono_ns >= 1000000)
@@ -155,6 +194,7 @@ static void refresh(uint32_t flags)
 	seg->h.update_ns = now_ns(CLOCK_REALTIME);
 	seg->h.refreshes++;
 	seg->h.mode = (uint32_t)ltx_config.mode;
+	seg->h.orec_bits = (uint32_t)ltx_config.orec_bits;
 	if (ltx_config.mode == LTX_MODE_VISIBLE || ltx_config.capacity != 0)
 		flags |= LTX_STATSEG_BUS_COUNTED;
 	seg->h.flags = flags;
@@ -287,10 +327,11 @@ static void at_exit(void)
 	if (seg == NULL && forked && !stopped && source != NULL) {
 		/* A child whose transactions never reached the statistics'
 		 * slow paths (read-only commits): its own summary still. */
+		struct ltx_stats_tables none = { 0 };
 		struct ltx_stats c;
 		uint64_t threads;
 
-		source(&c, &threads, NULL, 0);
+		source(&c, &threads, &none);
 		if (c.commits_ro + c.commits_rw + c.aborts != 0)
 			start_locked(false);
 	}

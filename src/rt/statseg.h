@@ -12,7 +12,7 @@
 #include "rt/stats.h"
 
 /*
- * Layout, version 2 (documented in ltx(7)).  All fields are little-endian,
+ * Layout, version 3 (documented in ltx(7)).  All fields are little-endian,
  * naturally aligned, at fixed offsets; a header first, then the areas it
  * points to (offsets from the start of the segment):
  *
@@ -22,7 +22,10 @@
  *             them, and a reader refuses a segment whose names differ from
  *             its own list (a writer built from another list)
  *   sites     nsites x struct ltx_statseg_site (top abort sites, by count)
- *   objects   nobjs x struct ltx_statseg_obj (objects the frames are in)
+ *   objects   nobjs x struct ltx_statseg_obj (objects the frames and the
+ *             lines are in)
+ *   lines     nlines x struct ltx_statseg_line (the lines conflicts were
+ *             found on, most conflicts first)
  *
  * Synchronization: one writer, the process itself (its refresh thread, and
  * its exit handler, serialized by a mutex), any number of readers in other
@@ -33,11 +36,12 @@
  * ltx_statseg_parse does: the writer may be another version, or buggy.
  */
 #define LTX_STATSEG_MAGIC 0x5354415453585400ull /* "\0TXSTATS" read LE */
-#define LTX_STATSEG_VERSION 2
+#define LTX_STATSEG_VERSION 3
 
 #define LTX_STATSEG_SITES 32
 #define LTX_STATSEG_FRAMES 9 /* the site, then up to 8 callers */
 #define LTX_STATSEG_OBJS 16
+#define LTX_STATSEG_LINES 32
 #define LTX_STATSEG_FIELDS_LEN 1024
 
 /* header.flags */
@@ -71,7 +75,11 @@ struct ltx_statseg_header {
 	uint32_t nobjs_max;
 	uint32_t nobjs;
 	uint32_t mode;		/* LTX_MODE at the last refresh (rt/config.h) */
-	uint32_t reserved;	/* 0 */
+	uint32_t orec_bits;	/* LTX_OREC_BITS (the table's size) */
+	uint32_t lines_off;	/* offset of the line table */
+	uint32_t line_size;	/* sizeof(struct ltx_statseg_line) */
+	uint32_t nlines_max;
+	uint32_t nlines;
 	char command[256];	/* the command line, NUL-terminated */
 	char fields[LTX_STATSEG_FIELDS_LEN]; /* LTX_STATS_NAMES, NUL-ended */
 };
@@ -105,12 +113,34 @@ struct ltx_statseg_obj {
 	char path[240];	  /* file name, NUL-terminated */
 };
 
+/*
+ * A line conflicts were found on (struct ltx_stats_line, rt/stats.h, with
+ * where it is).  A part is bytes one side of a conflict used (bit i: byte
+ * i of the line); each part's name is that of its first byte.
+ */
+struct ltx_statseg_line {
+	uint64_t addr;				/* the line's first byte */
+	uint64_t count[LTX_CONFLICT_CLASSES];	/* conflict aborts by class */
+	uint64_t part[LTX_STATS_PARTS];		/* byte masks; 0: unused */
+	uint64_t off;	    /* addr - its object's base (addr: ET_EXEC) */
+	uint64_t other;	    /* ALIAS: a line sharing its record, or 0 */
+	uint64_t other_off; /* its offset in its object */
+	int32_t obj;	    /* the object the line is in (a global), or -1 */
+	int32_t other_obj;  /* the object other is in, or -1 */
+	uint32_t bits;	    /* ALIAS: the LTX_OREC_BITS that separates them;
+			     * LTX_STATS_NEVER: none; 0: no aliasing */
+	uint32_t pad;
+	char sym[LTX_STATS_PARTS][64]; /* the process's name of each part
+					* (dladdr: exported symbols), or "" */
+};
+
 /* The whole segment, as the writer lays it out. */
 struct ltx_statseg {
 	struct ltx_statseg_header h;
 	struct ltx_stats c;
 	struct ltx_statseg_site sites[LTX_STATSEG_SITES];
 	struct ltx_statseg_obj objs[LTX_STATSEG_OBJS];
+	struct ltx_statseg_line lines[LTX_STATSEG_LINES];
 };
 
 /* ---- reader (statseg-read.c, also compiled into ltxstat) ---- */
@@ -141,7 +171,7 @@ enum ltx_statseg_error {
  * bytes, so a FIFO, a device or a huge sparse file costs it nothing.
  */
 #define LTX_STATSEG_DIR "/dev/shm"
-#define LTX_STATSEG_SIZE_MAX (1u << 20) /* this version's is ~42 KiB */
+#define LTX_STATSEG_SIZE_MAX (1u << 20) /* this version's is ~54 KiB */
 #define LTX_STATSEG_TOKEN_LEN 16
 
 _Static_assert(sizeof(struct ltx_statseg) <= LTX_STATSEG_SIZE_MAX,
@@ -202,7 +232,8 @@ struct ltx_statseg_view {
 	const struct ltx_stats *c;
 	const struct ltx_statseg_site *sites;
 	const struct ltx_statseg_obj *objs;
-	uint32_t nsites, nobjs;
+	const struct ltx_statseg_line *lines;
+	uint32_t nsites, nobjs, nlines;
 	uint32_t version; /* set even when the version is refused */
 };
 
@@ -230,28 +261,32 @@ void ltx_statseg_layout(struct ltx_statseg *s, int64_t pid);
 const char *ltx_statseg_strerror(int err);
 
 /*
- * ltx_statseg_resolve_fn: optional symbolizer for reports: writes
- * "function at file:line" for frame f into buf, or returns 0 to keep the
+ * ltx_statseg_resolve_fn: optional symbolizer for reports: writes the name
+ * of the address at offset off in object obj of the view into buf -- a
+ * frame's return address (data false): "function at file:line"; a datum
+ * (data true): "symbol+0xN (object)" -- or returns 0 to keep the
  * segment's own name.
  */
 typedef int (*ltx_statseg_resolve_fn)(void *ctx,
 				      const struct ltx_statseg_view *v,
-				      const struct ltx_statseg_frame *f,
+				      int32_t obj, uint64_t off, bool data,
 				      char *buf, size_t len);
 
 /*
- * Naming the frames of a view's abort sites, the same way for the summary
- * at exit and for ltxstat (statseg-sym.c): "function at file.c:LINE" where
- * the object has line information, else "function+0xOFF (object)" from its
- * symbol table.  ltx_statseg_sym_new works out every frame's name at once
- * (one addr2line per object) and returns the context for
+ * Naming the frames of a view's abort sites and the data of its conflict
+ * lines, the same way for the summary at exit and for ltxstat
+ * (statseg-sym.c): a frame "function at file.c:LINE" where the object has
+ * line information, else "function+0xOFF (object)" from its symbol table;
+ * a datum "symbol+0xOFF (object)" from the symbol table (the object, a
+ * global variable, holding it).  ltx_statseg_sym_new works out every name
+ * at once (one addr2line per object) and returns the context for
  * ltx_statseg_sym_resolve, an ltx_statseg_resolve_fn; NULL if out of memory
  * (the resolver then knows nothing).  Not for signal handlers.
  */
 struct ltx_statseg_sym;
 struct ltx_statseg_sym *ltx_statseg_sym_new(const struct ltx_statseg_view *v);
 int ltx_statseg_sym_resolve(void *ctx, const struct ltx_statseg_view *v,
-			    const struct ltx_statseg_frame *f, char *buf,
+			    int32_t obj, uint64_t off, bool data, char *buf,
 			    size_t len);
 void ltx_statseg_sym_free(struct ltx_statseg_sym *sym);
 
@@ -264,6 +299,11 @@ void ltx_statseg_sym_free(struct ltx_statseg_sym *sym);
  */
 void ltx_statseg_elf_functions(int fd, uint64_t size, const uint64_t *off,
 			       unsigned n, char (*name)[128], uint64_t *into);
+
+/* ltx_statseg_elf_objects: the same for data addresses: the data object
+ * (STT_OBJECT, a variable) holding each, if one does. */
+void ltx_statseg_elf_objects(int fd, uint64_t size, const uint64_t *off,
+			     unsigned n, char (*name)[128], uint64_t *into);
 
 /* ltx_statseg_print: the summary table of ltxstat(1) and LTX_STATS=1. */
 void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
@@ -284,15 +324,13 @@ const char *ltx_statseg_kind_name(unsigned kind);
 
 /*
  * ltx_statseg_source: where the writer gets its figures (the transaction
- * layer's ltx_stats_collect, tx/stats.h): the process totals into *sum,
- * the number of threads into *threads, and up to max abort sites, most
- * frequent first; returns the number of sites.  rt knows no descriptor:
- * tx hands this function in.
+ * layer's ltx_stats_collect_all, tx/stats.h): the process totals into
+ * *sum, the number of threads into *threads, and the top abort sites and
+ * conflict lines into *t.  rt knows no descriptor: tx hands this function
+ * in.
  */
-typedef unsigned (*ltx_statseg_source)(struct ltx_stats *sum,
-				       uint64_t *threads,
-				       struct ltx_stats_site *sites,
-				       unsigned max);
+typedef void (*ltx_statseg_source)(struct ltx_stats *sum, uint64_t *threads,
+				   struct ltx_stats_tables *t);
 
 /*
  * ltx_statseg_start: create /dev/shm/ltx.<pid> and the thread that

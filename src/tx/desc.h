@@ -69,11 +69,14 @@ struct ltx_action {
  * The first cache line holds what the fast paths read and write: status,
  * the transaction count and cd's hot fields (limit first: see cd/cd.h).
  *
- * Synchronization: a descriptor is written only by its own thread, and by
+ * Synchronization: a descriptor is written only by its own thread, by
  * signal handlers running on that thread, which touch only status,
- * cd.limit and cause with relaxed atomics; other threads read status and
- * tx_id (tm_free's grace periods, the serial token's drain: acquire loads
- * that pair with the release stores made at begin and end).
+ * cd.limit and cause with relaxed atomics, and by the irrevocable
+ * transaction of another thread, which may turn status from ACTIVE to
+ * DOOMED with a CAS (tx.c, doom_remote; the commit point is a CAS too);
+ * other threads read status and tx_id (tm_free's grace periods, the
+ * serial token's drain, the irrevocable transaction: acquire loads that
+ * pair with the release stores made at begin and end).
  */
 struct ltx_tx {
 	/* hot: the first line, mirrored by struct tm__hot (<ltx/inline.h>) */
@@ -114,6 +117,7 @@ struct ltx_tx {
 	uint32_t doom_nstack;	/* frames in doom_stack */
 	uintptr_t doom_stack[LTX_STATS_STACK];
 	struct ltx_stats_site *sites; /* LTX_STATS_SITES, while stats_on */
+	struct ltx_stats_lines *lines; /* conflict lines, while stats_on */
 	/*
 	 * Checkpoints, signals and irrevocability.  checkpoint is the restart
 	 * point of the outermost restartable block (TM_ATOMIC, api/atomic.c;
@@ -159,6 +163,16 @@ struct ltx_tx {
  *
  * A jump out of the block (rt/jump.h) ends its transaction -- aborted, or
  * committed if it is irrevocable (it cannot be undone) -- and calls left.
+ *
+ * Rules for every conflict-detection mode (the visible one included):
+ * implement make_irrevocable (cd.h): an irrevocable transaction holds
+ * every line it has read or written, never dooms itself on a conflict,
+ * and waits only for a holder that is committing: a live holder it dooms
+ * and a doomed one's line it takes (ltx_cd_holder, cd.h); an update
+ * commit turns status from LTX_ACTIVE to LTX_COMMITTING by CAS at its
+ * commit point (a signal or an irrevocable transaction may have doomed
+ * it).  A descriptor with no_alloc set must fail with TM_ABORT_CAPACITY
+ * rather than grow its logs (it runs in signal handlers).
  */
 struct ltx_checkpoint_ops {
 	void (*restart)(struct ltx_checkpoint *cp, unsigned cause);

@@ -99,17 +99,33 @@ ltx_tx_fast_acquire(struct ltx_tx *tx, const void *addr)
 	return ltx_inv_lock(cd, orec, v, addr);
 }
 
-/* LTX of the aligned word at addr. */
+/*
+ * LTX of the aligned word at addr.  The word is read before the lock is
+ * taken, not after: once the line is ours, an irrevocable transaction may
+ * still doom us, take it and write it back (the progress rule,
+ * cd/invisible.c), so a read after the lock could see its bytes.  Read
+ * between the acquire load of the orec at v and the CAS from v, the word
+ * is the data of version v: a commit in between would have changed the
+ * orec, and the CAS (a release: the read stays before it) would fail.
+ */
 static inline __attribute__((always_inline)) bool
 ltx_tx_fast_load_excl(struct ltx_tx *tx, const void *addr, uint64_t *out)
 {
-	struct ltx_wentry *w = ltx_tx_fast_acquire(tx, addr);
+	struct ltx_cd *cd = &tx->cd;
+	uintptr_t *orec = ltx_orec_of(cd, addr);
+	uintptr_t v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
+	struct ltx_wentry *w;
+	uint64_t x;
 
+	if (ltx_unlikely(v >= cd->limit) &&
+	    (!ltx_tx_fast_begin(tx) || v >= cd->limit))
+		return false;
+	x = ltx_load_word((const uint64_t *)addr);
+	w = ltx_inv_lock(cd, orec, v, addr);
 	if (ltx_unlikely(w == NULL))
 		return false;
 	w->mask = 0;
-	/* The line is ours: no committer can change it under us. */
-	*out = ltx_load_word((const uint64_t *)addr);
+	*out = x;
 	return true;
 }
 
@@ -271,9 +287,11 @@ ltx_tx_fast_commit_small(struct ltx_tx *tx, uintptr_t prepared)
 		if (ltx_unlikely(ts != cd->snapshot + 1))
 			return ltx_tx_fast_commit_revalidate(tx, ts);
 	}
-	/* The commit point, one instruction (tx.c commit_point). */
-	if (ltx_unlikely(
-		    !ltx_local_cas(&tx->status, LTX_ACTIVE, LTX_COMMITTING)))
+	/* The commit point, a CAS as in tx.c commit_point: a signal or an
+	 * irrevocable transaction may have doomed us. */
+	if (ltx_unlikely(!__atomic_compare_exchange_n(
+		    &tx->status, &(int){LTX_ACTIVE}, LTX_COMMITTING, false,
+		    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)))
 		return false;
 	ltx_tx_fast_publish_one(w, ts);
 	if (end - w == 2)

@@ -799,6 +799,16 @@ void ltx_mem_thread_exit(struct ltx_tx *tx)
 	m->frees = (struct log){ 0 };
 }
 
+void ltx_mem_fork_child(struct ltx_tx *tx)
+{
+	struct ltx_mem_thread *m = tx->mem;
+
+	if (m == NULL)
+		return;
+	log_clear(&m->allocs);
+	log_clear(&m->frees);
+}
+
 static void add_stats(struct ltx_tx *tx, void *arg)
 {
 	struct tm_mem_stats *out = arg;

@@ -53,4 +53,14 @@ void ltx_mem_stats(struct tm_mem_stats *out);
  */
 void ltx_mem_thread_exit(struct ltx_tx *tx);
 
+/*
+ * ltx_mem_fork_child: in the child of a fork, tx's thread is gone with its
+ * transaction: forget what that transaction allocated and freed (the
+ * allocations stay, unreachable: its commit cannot happen, and its abort
+ * action is not run in another thread's name).  Its pending batches stay
+ * with the descriptor, for the next thread that takes it.  No lock, no
+ * allocation.
+ */
+void ltx_mem_fork_child(struct ltx_tx *tx);
+
 #endif /* LTX_TX_MEM_H */

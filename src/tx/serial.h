@@ -13,19 +13,25 @@
  * time, in one of two strengths:
  *
  * - irrevocable (shared): the holder takes every line it reads or writes
- *   (cd make_irrevocable) and waits for lines others hold instead of
- *   failing; ordinary transactions keep running and committing beside it,
- *   on other lines, and never wait for anything, so its waits end and it
- *   never aborts.  Two irrevocable ones could wait for each other: hence
- *   the token.  tm_irrevocable(), the serial fallback (LTX_SERIAL_AFTER)
- *   and GCC transactions that restarted long use it.
+ *   (cd make_irrevocable) and never fails on a line others hold: it
+ *   dooms a live holder and takes the line, and waits only for a holder
+ *   that is committing, which ends in bounded time (the progress rule of
+ *   DESIGN.md; cd.h, ltx_cd_holder).  Ordinary transactions keep running
+ *   and committing beside it, on other lines, and never wait for
+ *   anything, so it never aborts and never waits for ever, even for a
+ *   transaction blocked outside ltx.  Two irrevocable ones would doom
+ *   each other: hence the token.  tm_irrevocable(), the serial fallback
+ *   (LTX_SERIAL_AFTER) and GCC transactions that restarted long use it.
  *
  * - exclusive: no other transaction runs at all.  The holder waits until
  *   every transaction running when it took the token has ended (the
  *   drain), and transactions that begin meanwhile wait for it at their
  *   begin.  For code that reads and writes memory directly: GCC's serial
  *   modes (uninstrumented code, irrevocable operations, closed nesting),
- *   whether the other transactions are GCC's or tm_*'s.
+ *   whether the other transactions are GCC's or tm_*'s.  The drain does
+ *   wait for live transactions: the holder writes memory behind the
+ *   orecs' back, so a doomed one still running on its fast paths could
+ *   read torn data without ever noticing.
  *
  * The token word is 0, or the holder's descriptor address with
  * LTX_SERIAL_EXCL set for the exclusive strength (descriptors are

@@ -60,13 +60,15 @@ static uint64_t derived_ro(uint64_t begun, const struct ltx_stats *s,
 #define MERGE_MAX 256
 
 /*
- * The threads' sites merged: one merge at a time (the refresh thread, the
- * exit handler), in one static buffer under merge_lock, so the refresh
- * thread allocates nothing every 100 ms.  A fork child reinitializes the
- * lock (at_fork_child), which a thread of its parent may have held.
+ * The threads' sites and lines merged: one merge at a time (the refresh
+ * thread, the exit handler), in static buffers under merge_lock, so the
+ * refresh thread allocates nothing every 100 ms.  A fork child
+ * reinitializes the lock (at_fork_child), which a thread of its parent may
+ * have held.
  */
 static pthread_mutex_t merge_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ltx_stats_site merge_buf[MERGE_MAX];
+static struct ltx_stats_line merge_lines[MERGE_MAX];
 
 /*
  * A child of fork: set when statistics were on, so that the child's first
@@ -78,7 +80,7 @@ static void child_first_use(void)
 {
 	if (ltx_unlikely(__atomic_load_n(&child_pending, __ATOMIC_RELAXED)) &&
 	    __atomic_exchange_n(&child_pending, false, __ATOMIC_RELAXED))
-		ltx_statseg_start(ltx_stats_collect);
+		ltx_statseg_start(ltx_stats_collect_all);
 }
 
 /* Make tx count what LTX_STATS asks for now. */
@@ -97,6 +99,12 @@ static void arm(struct ltx_tx *tx)
 		tx->sites = calloc(LTX_STATS_SITES, sizeof(*tx->sites));
 		if (tx->sites == NULL)
 			return; /* no memory: this thread stays uncounted */
+	}
+	if (tx->lines == NULL) {
+		tx->lines = calloc(1, sizeof(*tx->lines));
+		if (tx->lines == NULL)
+			return;
+		tx->lines->doom.cls = LTX_CONFLICT_UNKNOWN;
 	}
 	/* Every commit takes the full path, which counts it. */
 	tx->slow |= LTX_SLOW_STATS;
@@ -206,6 +214,43 @@ static uintptr_t unwind_site(struct ltx_tx *tx, uintptr_t pc, bool stack)
 	return pc;
 }
 
+/* The cd of the descriptor whose visible-mode owner word is owner (its
+ * slot + 1), or NULL.  Descriptors are never freed, and a slot is set
+ * before the descriptor is published (tx.c, new_descriptor). */
+static const struct ltx_cd *cd_of_owner(uintptr_t owner)
+{
+	for (struct ltx_tx *t = ltx_tx_registry(); t != NULL; t = t->next_all)
+		if ((uintptr_t)t->cd.slot + 1 == owner)
+			return &t->cd;
+	return NULL;
+}
+
+/*
+ * Classify the conflict that dooms tx now (cd/conflict.h), while the
+ * holder may still hold the line: a conflict found by an LT, LTX or ST
+ * that the mode noted.  Anything else (a read found newer, a doom by
+ * another transaction) is unknown.
+ */
+static void classify_doom(struct ltx_tx *tx, int kind, unsigned cause)
+{
+	struct ltx_cd_conflict *n = &tx->cd.conflict;
+	struct ltx_conflict *k = &tx->lines->doom;
+
+	if ((cause & TM_ABORT_CONFLICT) && !(cause & TM_ABORT_VALIDATE) &&
+	    (kind == LTX_SITE_READ || kind == LTX_SITE_WRITE ||
+	     kind == LTX_SITE_UPGRADE) &&
+	    n->held != 0) {
+		ltx_cd_conflict_classify(
+			k, n,
+			n->held == LTX_CD_HELD_SLOT ? cd_of_owner(n->holder)
+						    : NULL);
+	} else {
+		memset(k, 0, sizeof(*k));
+		k->cls = LTX_CONFLICT_UNKNOWN;
+	}
+	n->held = 0; /* used */
+}
+
 void ltx_stats_doom(struct ltx_tx *tx, int kind, uintptr_t pc,
 		    const void *addr, unsigned cause)
 {
@@ -217,6 +262,7 @@ void ltx_stats_doom(struct ltx_tx *tx, int kind, uintptr_t pc,
 	if (kind == LTX_SITE_WRITE && addr != NULL &&
 	    (cause & TM_ABORT_CONFLICT) && read_before(tx, addr))
 		kind = LTX_SITE_UPGRADE;
+	classify_doom(tx, kind, cause);
 	tx->doom_kind = kind;
 	tx->doom_nstack = 0;
 	if (self_hi != 0 && (pc == 0 || inside_ltx(pc))) {
@@ -266,11 +312,136 @@ static unsigned abort_row(unsigned cause, int kind)
 	return LTX_ABORT_OTHER;
 }
 
+/* The rows of aborts caused by a conflict: each has a class. */
+static bool conflict_row(unsigned row)
+{
+	return row == LTX_ABORT_CONFLICT_LT || row == LTX_ABORT_CONFLICT_ST ||
+	       row == LTX_ABORT_UPGRADE || row == LTX_ABORT_VALIDATE ||
+	       row == LTX_ABORT_COMMIT || row == LTX_ABORT_DOOMED;
+}
+
+/*
+ * Count the conflict k on its line in tx's table: the line's entry, else
+ * a free one, else the one with the fewest conflicts, whose count goes to
+ * lines_dropped (so the table and lines_dropped add up to the conflicts
+ * that had a line, and a hot line, once in, stays).
+ */
+static void count_line(struct ltx_tx *tx, const struct ltx_conflict *k)
+{
+	struct ltx_stats_line *t = tx->lines->line, *l = NULL, *least = t;
+
+	for (unsigned i = 0; i < LTX_STATS_LINES && l == NULL; i++) {
+		if (t[i].line == k->line)
+			l = &t[i];
+		else if (least->line != 0 &&
+			 (t[i].line == 0 ||
+			  ltx_stats_line_total(&t[i]) <
+				  ltx_stats_line_total(least)))
+			least = &t[i];
+	}
+	if (l == NULL) {
+		l = least;
+		tx->stats.lines_dropped += ltx_stats_line_total(l);
+		memset(l, 0, sizeof(*l));
+		l->line = k->line;
+	}
+	l->count[k->cls]++;
+	ltx_stats_line_part(l, k->mine);
+	ltx_stats_line_part(l, k->theirs);
+	if (k->cls == LTX_CONFLICT_ALIAS) {
+		uint64_t bits = k->bits != 0 ? k->bits : LTX_STATS_NEVER;
+
+		l->other = k->other;
+		if (bits > l->bits)
+			l->bits = bits;
+	}
+}
+
+/* Pending aborts looked at again this many times stay unknown. */
+#define PEND_LOOKS 16
+
+/*
+ * Look at the pending aborts' holder again (final: for the last time);
+ * if it has stored into the line since, move them from unknown to their
+ * class, in the totals and on their line if the table still has it.
+ * Inside a write section (tx/stats.h).
+ */
+static void look_pending(struct ltx_tx *tx, bool final)
+{
+	struct ltx_stats_lines *ls = tx->lines;
+	struct ltx_conflict *p = &ls->pend;
+	uint64_t n = ls->npend;
+
+	if (n == 0)
+		return;
+	ltx_cd_conflict_again(p);
+	if (p->again && !final && ++ls->pend_looks < PEND_LOOKS)
+		return;
+	ls->npend = 0;
+	if (p->cls == LTX_CONFLICT_UNKNOWN ||
+	    tx->stats.conflict_class[LTX_CONFLICT_UNKNOWN] < n)
+		return;
+	tx->stats.conflict_class[LTX_CONFLICT_UNKNOWN] -= n;
+	tx->stats.conflict_class[p->cls] += n;
+	for (unsigned i = 0; i < LTX_STATS_LINES; i++) {
+		struct ltx_stats_line *l = &ls->line[i];
+
+		if (l->line == p->line &&
+		    l->count[LTX_CONFLICT_UNKNOWN] >= n) {
+			l->count[LTX_CONFLICT_UNKNOWN] -= n;
+			l->count[p->cls] += n;
+			ltx_stats_line_part(l, p->theirs);
+			break;
+		}
+	}
+}
+
+/* Keep k, counted unknown, to look at again: with the pending aborts if
+ * it has their holder and line, else in their place. */
+static void defer(struct ltx_tx *tx, const struct ltx_conflict *k)
+{
+	struct ltx_stats_lines *ls = tx->lines;
+	const struct ltx_conflict *p = &ls->pend;
+
+	if (ls->npend != 0 && p->line == k->line && p->mine == k->mine &&
+	    p->note.held == k->note.held && p->note.holder == k->note.holder) {
+		ls->npend++;
+		return;
+	}
+	look_pending(tx, true);
+	ls->pend = *k;
+	ls->npend = 1;
+	ls->pend_looks = 0;
+}
+
+/* The class of the abort of a transaction a conflict doomed. */
+static void count_conflict(struct ltx_tx *tx)
+{
+	struct ltx_conflict *k = &tx->lines->doom;
+
+	/* The holder had taken the line but stored nothing yet: it may
+	 * have by now. */
+	if (k->again)
+		ltx_cd_conflict_again(k);
+	tx->stats.conflict_class[k->cls]++;
+	if (k->line != 0)
+		count_line(tx, k);
+	if (k->again)
+		defer(tx, k);
+	else
+		look_pending(tx, false);
+}
+
 void ltx_stats_abort(struct ltx_tx *tx, unsigned cause)
 {
+	unsigned row = abort_row(cause, tx->doom_kind);
 	struct ltx_stats_site *s;
 
-	tx->stats.aborts_by[abort_row(cause, tx->doom_kind)]++;
+	tx->stats.aborts_by[row]++;
+	if (conflict_row(row))
+		count_conflict(tx);
+	memset(&tx->lines->doom, 0, sizeof(tx->lines->doom));
+	tx->lines->doom.cls = LTX_CONFLICT_UNKNOWN;
 
 	if (cause & TM_ABORT_CONFLICT) {
 		if (tx->doom_kind == LTX_SITE_READ)
@@ -307,15 +478,21 @@ void ltx_stats_abort(struct ltx_tx *tx, unsigned cause)
 
 void ltx_stats_commit(struct ltx_tx *tx, uint64_t nr, uint64_t nw)
 {
+	unsigned retried = ltx_stats_bucket(tx->consec_aborts);
+
 	child_first_use();
 	ltx_stats_write_begin(tx);
 	if (nw != 0)
 		tx->stats.commits_rw++;
 	else
 		tx->stats.commits_ro++;
-	tx->stats.retries_hist[ltx_stats_bucket(tx->consec_aborts)]++;
+	tx->stats.retries_hist[retried]++;
 	tx->stats.reads_hist[ltx_stats_bucket(nr)]++;
 	tx->stats.writes_hist[ltx_stats_bucket(nw)]++;
+	/* The first commit after aborts: their holders have stored since,
+	 * most likely (the compiler folds this test into the bucket's). */
+	if (ltx_unlikely(retried != 0))
+		look_pending(tx, false);
 	ltx_stats_write_end(tx);
 }
 
@@ -353,6 +530,10 @@ static void at_fork_child(void)
 		if (tx->sites != NULL)
 			memset(tx->sites, 0,
 			       LTX_STATS_SITES * sizeof(*tx->sites));
+		if (tx->lines != NULL) {
+			memset(tx->lines, 0, sizeof(*tx->lines));
+			tx->lines->doom.cls = LTX_CONFLICT_UNKNOWN;
+		}
 	}
 	if (me != NULL)
 		me->stats.threads = 1;
@@ -370,7 +551,7 @@ void ltx_stats_init(void)
 
 	pthread_once(&once, hook_fork_once);
 	if (ltx_config.stats != LTX_STATS_OFF)
-		ltx_statseg_start(ltx_stats_collect);
+		ltx_statseg_start(ltx_stats_collect_all);
 }
 
 void ltx_stats_changed(void)
@@ -397,7 +578,8 @@ static void copy_words(void *dst, const void *src, size_t bytes)
  * inside its few instructions) and keeps the last copy.
  */
 static void read_descriptor(struct ltx_tx *tx, struct ltx_stats *st,
-			    struct ltx_stats_site *sites, unsigned *nsites)
+			    struct ltx_stats_site *sites, unsigned *nsites,
+			    struct ltx_stats_line *lines, unsigned *nlines)
 {
 	for (unsigned tries = 0;; tries++) {
 		uint64_t g1 = __atomic_load_n(&tx->stats_gen, __ATOMIC_ACQUIRE);
@@ -407,12 +589,19 @@ static void read_descriptor(struct ltx_tx *tx, struct ltx_stats *st,
 		int on = __atomic_load_n(&tx->stats_on, __ATOMIC_RELAXED);
 		struct ltx_stats_site *ts =
 			__atomic_load_n(&tx->sites, __ATOMIC_RELAXED);
+		struct ltx_stats_lines *tl =
+			__atomic_load_n(&tx->lines, __ATOMIC_RELAXED);
 
 		copy_words(st, &tx->stats, sizeof(*st));
 		*nsites = 0;
 		if (on && ts != NULL && sites != NULL) {
 			copy_words(sites, ts, LTX_STATS_SITES * sizeof(*ts));
 			*nsites = LTX_STATS_SITES;
+		}
+		*nlines = 0;
+		if (on && tl != NULL && lines != NULL) {
+			copy_words(lines, tl->line, sizeof(tl->line));
+			*nlines = LTX_STATS_LINES;
 		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (!on)
@@ -431,6 +620,8 @@ struct collect {
 	struct ltx_stats *sum;
 	struct ltx_stats_site *merged; /* MERGE_MAX */
 	unsigned nmerged;
+	struct ltx_stats_line *lines; /* MERGE_MAX */
+	unsigned nlines;
 };
 
 static void add_stats(struct ltx_stats *sum, const struct ltx_stats *s)
@@ -464,18 +655,50 @@ static void merge_site(struct collect *c, const struct ltx_stats_site *s)
 		c->sum->sites_dropped += s->count;
 }
 
+/* Add a thread's line to the merged ones (by line). */
+static void merge_line(struct collect *c, const struct ltx_stats_line *l)
+{
+	struct ltx_stats_line *m = NULL;
+
+	for (unsigned i = 0; i < c->nlines && m == NULL; i++)
+		if (c->lines[i].line == l->line)
+			m = &c->lines[i];
+	if (m == NULL && c->nlines == MERGE_MAX) {
+		c->sum->lines_dropped += ltx_stats_line_total(l);
+		return;
+	}
+	if (m == NULL) {
+		m = &c->lines[c->nlines++];
+		memset(m, 0, sizeof(*m));
+		m->line = l->line;
+	}
+	for (unsigned k = 0; k < LTX_CONFLICT_CLASSES; k++)
+		m->count[k] += l->count[k];
+	for (unsigned p = 0; p < LTX_STATS_PARTS; p++)
+		ltx_stats_line_part(m, l->part[p]);
+	if (l->other != 0)
+		m->other = l->other;
+	if (l->bits > m->bits)
+		m->bits = l->bits;
+}
+
 static void collect_one(struct ltx_tx *tx, void *arg)
 {
 	struct collect *c = arg;
 	struct ltx_stats st;
 	struct ltx_stats_site sites[LTX_STATS_SITES];
-	unsigned n;
+	struct ltx_stats_line lines[LTX_STATS_LINES];
+	unsigned n, nl;
 
-	read_descriptor(tx, &st, c->merged ? sites : NULL, &n);
+	read_descriptor(tx, &st, c->merged ? sites : NULL, &n,
+			c->lines ? lines : NULL, &nl);
 	add_stats(c->sum, &st);
 	for (unsigned i = 0; i < n; i++)
 		if (sites[i].count != 0 && sites[i].nstack <= LTX_STATS_STACK)
 			merge_site(c, &sites[i]);
+	for (unsigned i = 0; i < nl; i++)
+		if (lines[i].line != 0)
+			merge_line(c, &lines[i]);
 }
 
 static int by_count(const void *a, const void *b)
@@ -485,15 +708,29 @@ static int by_count(const void *a, const void *b)
 	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
 }
 
-unsigned ltx_stats_collect(struct ltx_stats *sum, uint64_t *threads,
-			   struct ltx_stats_site *sites, unsigned max)
+static int by_conflicts(const void *a, const void *b)
+{
+	uint64_t x = ltx_stats_line_total(a), y = ltx_stats_line_total(b);
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void ltx_stats_collect_all(struct ltx_stats *sum, uint64_t *threads,
+			   struct ltx_stats_tables *t)
 {
 	struct collect c = { .sum = sum };
+	bool merge = (t->sites != NULL && t->max_sites > 0) ||
+		     (t->lines != NULL && t->max_lines > 0);
 
 	memset(sum, 0, sizeof(*sum));
-	if (sites != NULL && max > 0) {
+	t->nsites = 0;
+	t->nlines = 0;
+	if (merge) {
 		pthread_mutex_lock(&merge_lock);
-		c.merged = merge_buf;
+		if (t->sites != NULL && t->max_sites > 0)
+			c.merged = merge_buf;
+		if (t->lines != NULL && t->max_lines > 0)
+			c.lines = merge_lines;
 	}
 	/* Without the registry lock, which a thread of the parent may have
 	 * held at a fork (this runs at the child's exit too). */
@@ -501,17 +738,39 @@ unsigned ltx_stats_collect(struct ltx_stats *sum, uint64_t *threads,
 	     tx = tx->next_all)
 		collect_one(tx, &c);
 	*threads = sum->threads;
-	if (c.merged == NULL)
-		return 0;
-	qsort(c.merged, c.nmerged, sizeof(*c.merged), by_count);
-	if (c.nmerged > max) {
-		for (unsigned i = max; i < c.nmerged; i++)
-			sum->sites_dropped += c.merged[i].count;
-		c.nmerged = max;
+	if (!merge)
+		return;
+	if (c.merged != NULL) {
+		qsort(c.merged, c.nmerged, sizeof(*c.merged), by_count);
+		if (c.nmerged > t->max_sites) {
+			for (unsigned i = t->max_sites; i < c.nmerged; i++)
+				sum->sites_dropped += c.merged[i].count;
+			c.nmerged = t->max_sites;
+		}
+		memcpy(t->sites, c.merged, c.nmerged * sizeof(*t->sites));
+		t->nsites = c.nmerged;
 	}
-	memcpy(sites, c.merged, c.nmerged * sizeof(*sites));
+	if (c.lines != NULL) {
+		qsort(c.lines, c.nlines, sizeof(*c.lines), by_conflicts);
+		if (c.nlines > t->max_lines) {
+			for (unsigned i = t->max_lines; i < c.nlines; i++)
+				sum->lines_dropped +=
+					ltx_stats_line_total(&c.lines[i]);
+			c.nlines = t->max_lines;
+		}
+		memcpy(t->lines, c.lines, c.nlines * sizeof(*t->lines));
+		t->nlines = c.nlines;
+	}
 	pthread_mutex_unlock(&merge_lock);
-	return c.nmerged;
+}
+
+unsigned ltx_stats_collect(struct ltx_stats *sum, uint64_t *threads,
+			   struct ltx_stats_site *sites, unsigned max)
+{
+	struct ltx_stats_tables t = { .sites = sites, .max_sites = max };
+
+	ltx_stats_collect_all(sum, threads, &t);
+	return t.nsites;
 }
 
 /*

@@ -6,9 +6,27 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cd/conflict.h"
 #include "rt/stats.h"
 
 struct ltx_tx;
+
+/*
+ * A thread's conflict lines (issue 19), made with its abort sites when it
+ * starts counting: the conflict that doomed its transaction, classified
+ * when it was found; the aborts counted unknown because their holder had
+ * stored nothing yet, all with one holder and line, to look at again
+ * later (a holder preempted between its LTX and its ST dooms every try
+ * until it runs again); and the LTX_STATS_LINES hottest lines, the only
+ * part other threads read.
+ */
+struct ltx_stats_lines {
+	struct ltx_conflict doom;
+	struct ltx_conflict pend;
+	uint64_t npend;	    /* aborts in pend, 0: none */
+	unsigned pend_looks; /* times pend was looked at again */
+	struct ltx_stats_line line[LTX_STATS_LINES];
+};
 
 /*
  * Synchronization of the counters below (issue 6): the owning thread brackets
@@ -57,5 +75,13 @@ void ltx_stats_init(void);
  */
 unsigned ltx_stats_collect(struct ltx_stats *sum, uint64_t *threads,
 			   struct ltx_stats_site *sites, unsigned max);
+
+/*
+ * ltx_stats_collect_all: the same, with the threads' conflict lines merged
+ * by line into t->lines[0, t->max_lines), most conflicts first, the rest
+ * counted in sum->lines_dropped (the statistics segment's source).
+ */
+void ltx_stats_collect_all(struct ltx_stats *sum, uint64_t *threads,
+			   struct ltx_stats_tables *t);
 
 #endif /* LTX_TX_STATS_H */

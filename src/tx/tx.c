@@ -8,11 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cd/cd.h"
 #include "cd/lines.h"
 #include "cd/invisible.h"
 #include "cd/orec.h"
+#include "cd/visible.h"
 #include "rt/hash.h"
 #include "rt/array.h"
 #include "rt/backoff.h"
@@ -58,7 +60,7 @@ static struct ltx_tx *registry;
 /* Threads that hold a descriptor of their own (handler twins are not
  * counted): read without the lock by ltx_tx_other_threads. */
 static unsigned live_threads;
-static int next_slot;
+static uint32_t next_id;
 static pthread_key_t exit_key;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_error;
@@ -130,6 +132,111 @@ static void run_actions(struct ltx_tx *tx, bool committed);
 static void end_serial(struct ltx_tx *tx);
 static void end_mem(struct ltx_tx *tx, bool committed);
 
+/*
+ * The end of a transaction that did not commit: idle, then let an
+ * irrevocable transaction that may be taking one of its lines finish
+ * before another begins (cd.h, ltx_cd_take_begin; seq_cst: the holder's
+ * store of that Dekker pair).  Release as well, as every end of a
+ * transaction (store_status).
+ */
+static void end_aborted(struct ltx_tx *tx, int idle)
+{
+	__atomic_store_n(&tx->status, idle, __ATOMIC_SEQ_CST);
+	ltx_cd_take_wait();
+}
+
+/*
+ * What a transaction doomed by another thread reports: an irrevocable
+ * transaction took a line it held (the progress rule).  Such a doom sets
+ * no cause (another thread must not write it: it is the owner's), so a
+ * doomed descriptor with no cause was doomed that way.
+ */
+#define TAKEN_CAUSE (TM_ABORT_CONFLICT | TM_ABORT_RETRY)
+
+static unsigned doomed_cause(const struct ltx_tx *tx)
+{
+	unsigned cause = __atomic_load_n(&tx->cause, __ATOMIC_RELAXED);
+
+	return cause != 0 ? cause : TAKEN_CAUSE;
+}
+
+/*
+ * Progress (DESIGN.md): an irrevocable transaction dooms a live
+ * transaction in its way.  The doom is a CAS of status from ACTIVE to
+ * DOOMED; the victim's own commit point is a CAS from ACTIVE to
+ * COMMITTING (commit_point), so exactly one of them wins: a doomed
+ * transaction never commits, and a committing one is never doomed (the
+ * irrevocable one waits for it, a bounded wait).  Seq_cst: the taker's
+ * reasoning in cd.h and cd/visible.c reads statuses in that order.  The
+ * victim notices at its next slow path or commit (cd.limit, which only
+ * its own thread writes, is left alone: its fast paths fail on any line
+ * the irrevocable transaction takes or writes), and its loads return 0
+ * from then on (ltx_tx_load_at checks after each load).
+ */
+static bool doom_remote(struct ltx_tx *d)
+{
+	int expect = LTX_ACTIVE;
+
+	return __atomic_compare_exchange_n(&d->status, &expect, LTX_DOOMED,
+					   false, __ATOMIC_SEQ_CST,
+					   __ATOMIC_RELAXED);
+}
+
+/* The state of d's transaction for ltx_cd_holder: dooming a live one. */
+static enum ltx_holder holder_state(struct ltx_tx *d)
+{
+	switch (__atomic_load_n(&d->status, __ATOMIC_SEQ_CST)) {
+	case LTX_ACTIVE:
+		(void)doom_remote(d);
+		return LTX_HOLDER_AGAIN; /* whatever won, look again */
+	case LTX_DOOMED:
+		return LTX_HOLDER_GONE;
+	case LTX_COMMITTING:
+		return LTX_HOLDER_BUSY;
+	default:
+		return LTX_HOLDER_AGAIN; /* ended meanwhile */
+	}
+}
+
+/*
+ * ltx_cd_holder (cd.h), for the irrevocable transaction self.  Lock-free:
+ * the registry only grows, and descriptors are never freed; a handler
+ * descriptor is a holder like any other (its thread's main descriptor is
+ * not the caller: that thread is in the handler).
+ */
+static enum ltx_holder holder(const struct ltx_cd *self, int kind,
+			      uint32_t which)
+{
+	enum ltx_holder all = LTX_HOLDER_GONE;
+
+	for (struct ltx_tx *d = ltx_tx_registry(); d != NULL; d = d->next_all) {
+		if (&d->cd == self)
+			continue;
+		switch (kind) {
+		case LTX_HOLDER_ID:
+			if (d->cd.id == which)
+				return holder_state(d);
+			break;
+		case LTX_HOLDER_SLOT:
+			if (__atomic_load_n(&d->cd.slot, __ATOMIC_RELAXED) ==
+			    (int)which)
+				return holder_state(d);
+			break;
+		default:
+			/* Without a reader byte: every such transaction. */
+			if ((unsigned)__atomic_load_n(&d->cd.slot,
+						      __ATOMIC_RELAXED) <
+			    LTX_VIS_SLOTS)
+				break;
+			if (holder_state(d) == LTX_HOLDER_BUSY)
+				all = LTX_HOLDER_BUSY;
+			break;
+		}
+	}
+	/* A holder by id or slot not found: it let go and was reused. */
+	return kind == LTX_HOLDER_UNSLOTTED ? all : LTX_HOLDER_AGAIN;
+}
+
 static void thread_exit(void *arg)
 {
 	struct ltx_tx *tx = arg;
@@ -140,7 +247,7 @@ static void thread_exit(void *arg)
 		ops(tx)->release(&tx->cd);
 		tx->cd.limit = 0;
 		tx->cause = 0;
-		store_status(tx, LTX_IDLE_SLOW);
+		end_aborted(tx, LTX_IDLE_SLOW);
 		end_serial(tx);
 		end_mem(tx, false);
 		run_actions(tx, false);
@@ -154,12 +261,95 @@ static void thread_exit(void *arg)
 	__atomic_fetch_sub(&live_threads, 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * fork (DESIGN.md, Every way out of a transaction): the child runs only
+ * the forking thread.  Every other thread's transaction is gone with its
+ * thread: its lines must be free in the child, and every registry must
+ * hold the forking thread alone.  The registry lock is taken across the
+ * fork, so that the child gets the registry whole and the lock free.
+ * The child handler runs single-threaded, and takes no lock and allocates
+ * nothing:
+ *  - a transaction past its commit point finishes its write-back (the
+ *    commit was decided); every other one is aborted;
+ *  - every line held by another thread's descriptor is freed (in both
+ *    modes' tables), and those descriptors are idle, their logs and
+ *    actions forgotten (tm_free's grace periods then wait for none of
+ *    them), and back in the pool, unless they are handler twins;
+ *  - the live-thread count is the forking thread's, and the serial token,
+ *    if another thread held it, is free.
+ * The forking thread's own transaction, if any, goes on (on either of
+ * its descriptors: fork may be called from a signal handler).
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&registry_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&registry_lock);
+}
+
+static bool fork_kept(const struct ltx_tx *d, const struct ltx_tx *me)
+{
+	return me != NULL && (d == me || d == me->handler_tx);
+}
+
+static void fork_child(void)
+{
+	struct ltx_tx *me = pthread_getspecific(exit_key);
+	struct ltx_cd *keep[2];
+	unsigned nkeep = 0;
+	bool busy = false;
+	uintptr_t token = __atomic_load_n(&ltx_serial_token, __ATOMIC_RELAXED);
+	struct ltx_tx *token_holder =
+		(struct ltx_tx *)(token & ~LTX_SERIAL_EXCL);
+
+	if (me != NULL) {
+		keep[nkeep++] = &me->cd;
+		if (me->handler_tx != NULL)
+			keep[nkeep++] = &me->handler_tx->cd;
+	}
+	for (struct ltx_tx *d = registry; d != NULL; d = d->next_all) {
+		int st = load_status(d);
+
+		if (fork_kept(d, me) || ltx_status_idle(st))
+			continue;
+		busy = true;
+		if (st == LTX_COMMITTING)
+			ltx_cd_fork_finish(&d->cd, d->mode);
+	}
+	if (busy)
+		ltx_cd_fork_free(keep, nkeep);
+	for (struct ltx_tx *d = registry; d != NULL; d = d->next_all) {
+		if (fork_kept(d, me))
+			continue;
+		ltx_cd_fork_forget(&d->cd);
+		d->cause = 0;
+		d->nactions = 0;
+		d->slow &= ~(LTX_SLOW_ACTIONS | LTX_SLOW_SERIAL |
+			     LTX_SLOW_MEM);
+		d->checkpoint = NULL;
+		/* (A statistics update cut short: tx/stats.c's handler.) */
+		ltx_mem_fork_child(d);
+		store_status(d, LTX_IDLE_SLOW);
+		if (d->parent == NULL)
+			d->in_use = 0; /* a twin stays its thread's */
+	}
+	if (token_holder != NULL && !fork_kept(token_holder, me))
+		__atomic_store_n(&ltx_serial_token, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&live_threads, me != NULL ? 1 : 0, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&registry_lock);
+}
+
 static void global_init(void)
 {
 	unsigned bits = ltx_config.orec_bits;
 
 	settings_changed();
-	if (pthread_key_create(&exit_key, thread_exit) != 0) {
+	ltx_cd_holder = holder;
+	if (pthread_key_create(&exit_key, thread_exit) != 0 ||
+	    pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
 		init_error = ENOMEM;
 		return;
 	}
@@ -175,19 +365,25 @@ static void global_init(void)
 	ltx_config.orec_bits = bits;
 }
 
-static struct ltx_tx *new_descriptor(void)
+/* A new descriptor, in the registry; a thread's own gets a reader slot at
+ * once, a handler twin only if a handler ever runs a visible-mode
+ * transaction (cd.h, slot): most never do, and reader bytes are few. */
+static struct ltx_tx *new_descriptor(bool twin)
 {
 	struct ltx_tx *tx;
 
 	if (posix_memalign((void **)&tx, LTX_LINE_SIZE, sizeof(*tx)))
 		return NULL;
 	memset(tx, 0, sizeof(*tx));
+	tx->cd.id = next_id++;
+	/* Before the registry push: an irrevocable transaction may look up
+	 * holders by slot from then on. */
+	tx->cd.slot = twin ? -1 : ltx_cd_take_slot();
 	/* The logs and the directory now, for handler descriptors too. */
 	if (!ltx_cd_init(&tx->cd, &tx->stats)) {
 		free(tx);
 		return NULL;
 	}
-	tx->cd.slot = next_slot++;
 	tx->next_all = registry;
 	/* Pairs with the acquire load in ltx_tx_registry. */
 	__atomic_store_n(&registry, tx, __ATOMIC_RELEASE);
@@ -213,12 +409,18 @@ struct ltx_tx *ltx_tx_self(void)
 		if (!tx->in_use)
 			break;
 	if (tx == NULL)
-		tx = new_descriptor();
-	if (tx != NULL)
+		tx = new_descriptor(false);
+	if (tx != NULL) {
 		tx->in_use = 1;
+		/* A new thread: the front ends' state for the last one (its
+		 * stack, say) is stale (desc.h, takes). */
+		tx->takes++;
+		if (tx->handler_tx != NULL)
+			tx->handler_tx->takes++;
+	}
 	/* Its twin for signal handlers, made now: handlers cannot malloc. */
 	if (tx != NULL && tx->handler_tx == NULL) {
-		struct ltx_tx *h = new_descriptor();
+		struct ltx_tx *h = new_descriptor(true);
 
 		if (h != NULL) {
 			h->in_use = 1; /* for good: never a thread's own */
@@ -280,19 +482,24 @@ void ltx_tx_foreach(void (*fn)(struct ltx_tx *tx, void *arg), void *arg)
 
 /*
  * The commit point of an update: a signal handler may have doomed the
- * transaction at any instruction up to here (status ACTIVE -> DOOMED, and
- * its lines released at once, tx/signal.c): honour it now.  From
- * LTX_COMMITTING on it is too late, the transaction commits, and the
- * handler leaves it alone (the fault sandbox too: a fault while writing
- * back is a real bug).  The test and the change are one instruction
- * (ltx_local_cas): with a load and a store, a doom landing between them
- * would release the lines and the write-back would then publish into
- * lines that other transactions had taken meanwhile.
+ * transaction at any instruction up to here, and so may an irrevocable
+ * transaction on another thread (each only flips status from ACTIVE to
+ * DOOMED): honour it now.  A CAS, so that a doom from another thread and
+ * this commit cannot both win (doom_remote).  From LTX_COMMITTING on it is
+ * too late, the transaction commits, and a signal handler leaves it alone
+ * (the fault sandbox too: a fault while writing back is a real bug);
+ * another thread's irrevocable transaction waits for it.  Seq_cst: the
+ * other side of doom_remote's.  (A load and a store would also let a
+ * signal land between them: its doom releases the lines, and the
+ * write-back would then publish into lines that others had taken.)
  */
 static bool commit_point(struct ltx_tx *tx)
 {
-	return ltx_likely(
-		ltx_local_cas(&tx->status, LTX_ACTIVE, LTX_COMMITTING));
+	int expect = LTX_ACTIVE;
+
+	return ltx_likely(__atomic_compare_exchange_n(
+		&tx->status, &expect, LTX_COMMITTING, false, __ATOMIC_SEQ_CST,
+		__ATOMIC_RELAXED));
 }
 
 /*
@@ -409,8 +616,7 @@ bool ltx_tx_become_exclusive(struct ltx_tx *tx)
 	 * runs beside it, so it goes on alone as one transaction. */
 	cause = ops(tx)->prepare(&tx->cd, &ts);
 	if (cause == 0 && !commit_point(tx))
-		cause = __atomic_load_n(&tx->cause, __ATOMIC_RELAXED) |
-			TM_ABORT_SIGNAL;
+		cause = doomed_cause(tx);
 	if (cause != 0) {
 		ltx_serial_release(tx);
 		ltx_tx_doom(tx, cause);
@@ -492,9 +698,41 @@ void ltx_tx_actions_unwind(struct ltx_tx *tx, size_t mark)
 			tx->actions[i].fn(tx->actions[i].arg);
 }
 
+void ltx_tx_actions_keep(struct ltx_tx *tx, size_t mark)
+{
+	size_t kept = mark;
+
+	for (size_t i = mark; i < tx->nactions; i++)
+		if (tx->actions[i].on_commit)
+			tx->actions[kept++] = tx->actions[i];
+	tx->nactions = kept;
+	if (kept == 0)
+		tx->slow &= ~LTX_SLOW_ACTIONS;
+}
+
+/*
+ * An irrevocable transaction must not fail: it has run for real, I/O
+ * included, and TM_ATOMIC would run it (and the I/O) again.  The one way
+ * an operation of it can fail is memory running out for its logs (each
+ * line it takes needs a write-set entry, and its stores are buffered so
+ * that tm_abort can still drop them).  It can then neither go on nor be
+ * undone: say so and stop the process.
+ */
+static __attribute__((noreturn, cold)) void irrevocable_out_of_memory(void)
+{
+	static const char msg[] =
+		"ltx: out of memory in an irrevocable transaction, which can "
+		"neither go on nor be undone: aborting\n";
+
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	abort();
+}
+
 void ltx_tx_doom(struct ltx_tx *tx, unsigned cause)
 {
 	assert(cause != 0 && tx != &ltx_boot_tx && tx != &ltx_refuse_tx);
+	if (ltx_unlikely(tx->cd.irrevocable) && (cause & TM_ABORT_NOMEM))
+		irrevocable_out_of_memory();
 	tx->cd.limit = 0;
 	tx->cause |= cause;
 	store_status(tx, LTX_DOOMED);
@@ -536,7 +774,7 @@ static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 	if (ltx_unlikely(tx->stats_on))
 		ltx_stats_abort(tx, cause);
 	ltx_stats_write_end(tx);
-	store_status(tx, idle_status());
+	end_aborted(tx, idle_status());
 	end_serial(tx);
 	end_mem(tx, false);
 	if (ltx_unlikely(tx->nactions != 0))
@@ -567,8 +805,11 @@ static void restart(struct ltx_tx *tx, unsigned cause)
 
 void ltx_tx_rollback(struct ltx_tx *tx)
 {
-	if (!ltx_status_idle(load_status(tx)))
-		finish_abort(tx, tx->cause, true);
+	int st = load_status(tx);
+
+	if (!ltx_status_idle(st))
+		finish_abort(tx, st == LTX_DOOMED ? doomed_cause(tx) : tx->cause,
+			     true);
 }
 
 /* Make tx live: create it, begin, or report it doomed (NULL). */
@@ -596,7 +837,7 @@ static struct ltx_tx *live(struct ltx_tx *tx)
 		 * the lines itself: release them now (idempotent). */
 		ops(tx)->release(&tx->cd);
 		if (tx->checkpoint != NULL) {
-			finish_abort(tx, tx->cause, true);
+			finish_abort(tx, doomed_cause(tx), true);
 			restart(tx, tx->last_status | TM_ABORT_RETRY);
 		}
 		return NULL;
@@ -620,6 +861,20 @@ uint64_t ltx_tx_load_at(struct ltx_tx *tx, const void *addr, bool excl,
 			ltx_stats_doom(tx, excl ? LTX_SITE_WRITE : LTX_SITE_READ,
 				       pc, addr, cause);
 		ltx_tx_doom(tx, cause);
+		return 0;
+	}
+	/*
+	 * Doomed meanwhile, perhaps by an irrevocable transaction that has
+	 * taken the line and written it: the value is not to be trusted.
+	 * The load of x is an acquire of that transaction's write-back, which
+	 * it makes after its seq_cst doom: had x come from it, this load would
+	 * see the doom.  From here on the fast paths, the read-only commit's
+	 * included, must not go on as if nothing happened: disarm them, as
+	 * every doom does (the mode's load may have re-armed them).
+	 */
+	if (ltx_unlikely(__atomic_load_n(&tx->status, __ATOMIC_ACQUIRE) !=
+			 LTX_ACTIVE)) {
+		__atomic_store_n(&tx->cd.limit, 0, __ATOMIC_RELAXED);
 		return 0;
 	}
 	return x;
@@ -698,7 +953,7 @@ bool ltx_tx_validate(struct ltx_tx *tx)
 	default:
 		break;
 	}
-	finish_abort(tx, tx->cause, true);
+	finish_abort(tx, doomed_cause(tx), true);
 	if (tx->checkpoint != NULL)
 		restart(tx, tx->last_status | TM_ABORT_RETRY);
 	return false;
@@ -767,8 +1022,7 @@ static bool commit_live(struct ltx_tx *tx)
 	cause = inv ? ltx_inv_prepare(&tx->cd, &ts)
 		    : ops(tx)->prepare(&tx->cd, &ts);
 	if (cause == 0 && wrote && !commit_point(tx))
-		cause = __atomic_load_n(&tx->cause, __ATOMIC_RELAXED) |
-			TM_ABORT_SIGNAL;
+		cause = doomed_cause(tx);
 	if (ltx_unlikely(cause != 0)) {
 		if (ltx_unlikely(tx->stats_on))
 			ltx_stats_doom(tx, LTX_SITE_COMMIT, 0, NULL, cause);
@@ -808,7 +1062,7 @@ bool ltx_tx_commit(struct ltx_tx *tx)
 	default:
 		break;
 	}
-	finish_abort(tx, tx->cause, true);
+	finish_abort(tx, doomed_cause(tx), true);
 	if (tx->checkpoint != NULL)
 		restart(tx, tx->last_status | TM_ABORT_RETRY);
 	return false;
@@ -825,7 +1079,7 @@ void ltx_tx_abort(struct ltx_tx *tx)
 		ltx_stats_doom(tx, LTX_SITE_OTHER, 0, NULL, TM_ABORT_EXPLICIT);
 	if (!ltx_status_idle(st))
 		finish_abort(tx,
-			     (st == LTX_DOOMED ? tx->cause : 0) |
+			     (st == LTX_DOOMED ? doomed_cause(tx) : 0) |
 				     TM_ABORT_EXPLICIT,
 			     false);
 	else if (tx->checkpoint != NULL)
@@ -872,7 +1126,7 @@ void ltx_tx_leave_block(struct ltx_tx *tx)
 		(void)ltx_tx_commit(tx); /* done in place: cannot be undone */
 	else if (!ltx_status_idle(st))
 		finish_abort(tx,
-			     (st == LTX_DOOMED ? tx->cause : 0) |
+			     (st == LTX_DOOMED ? doomed_cause(tx) : 0) |
 				     TM_ABORT_EXPLICIT,
 			     false);
 	if (cp != NULL && cp->ops->left != NULL)
@@ -925,12 +1179,21 @@ bool ltx_tx_irrevocable(struct ltx_tx *tx)
 		}
 		ltx_wait_step(&spins);
 	}
-	tx->slow |= LTX_SLOW_SERIAL; /* released however it ends */
-	cause = ops(tx)->make_irrevocable(&tx->cd);
+	/*
+	 * Doomed before the token was ours, by an irrevocable transaction
+	 * that took a line of ours (doom_remote)?  None can since: the token
+	 * is ours, and its acquire pairs with the previous holder's release,
+	 * made after its dooms.
+	 */
+	cause = load_status(tx) != LTX_ACTIVE
+			? doomed_cause(tx)
+			: ops(tx)->make_irrevocable(&tx->cd);
 	if (cause != 0) {
+		ltx_serial_release(tx); /* it never was irrevocable */
 		ltx_tx_doom(tx, cause);
 		return false;
 	}
+	tx->slow |= LTX_SLOW_SERIAL; /* released however it ends */
 	ltx_stats_write_begin(tx);
 	tx->stats.irrevocable++;
 	ltx_stats_write_end(tx);
@@ -949,6 +1212,6 @@ unsigned ltx_tx_status(const struct ltx_tx *tx)
 	if (ltx_unlikely(tx == &ltx_refuse_tx))
 		return REFUSE_CAUSE;
 	if (load_status(tx) == LTX_DOOMED)
-		return tx->cause;
+		return doomed_cause(tx);
 	return tx->last_status;
 }

@@ -80,6 +80,14 @@ bool ltx_tx_become_exclusive(struct ltx_tx *tx);
 size_t ltx_tx_actions_mark(const struct ltx_tx *tx);
 void ltx_tx_actions_unwind(struct ltx_tx *tx, size_t mark);
 
+/*
+ * ltx_tx_actions_keep: forget, without running them, the abort actions
+ * registered since mark (the commit ones stay): what they would undo is
+ * no longer the transaction's to undo.  For C++ exceptions in the libitm
+ * layer: once thrown, the exception owns what was allocated to build it.
+ */
+void ltx_tx_actions_keep(struct ltx_tx *tx, size_t mark);
+
 
 /* The status word tm_status() reports. */
 unsigned ltx_tx_status(const struct ltx_tx *tx);
@@ -87,7 +95,8 @@ unsigned ltx_tx_status(const struct ltx_tx *tx);
 /*
  * ltx_tx_doom: fail the live transaction with cause (TM_ABORT_* bits).  Its
  * loads return 0 and its stores do nothing until VALIDATE/COMMIT end it.
- * Not for signal handlers.
+ * An irrevocable transaction must not fail: out of memory (TM_ABORT_NOMEM)
+ * it stops the process with a message instead.  Not for signal handlers.
  */
 void ltx_tx_doom(struct ltx_tx *tx, unsigned cause);
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # measure.sh TXCOST: instructions per transactional operation, by callgrind.
 # Each figure is (Ir(K=16) - Ir(K=0)) / (N * 16): the marginal cost of an
-# operation on a new line, with its share of begin and commit.
+# operation on a new line, with its share of begin and commit.  Whole
+# transactions are whole.sh's and calls.sh's.
 set -e
 B=${1:-./txcost}
 N=${N:-10000}
@@ -15,6 +16,3 @@ for kind in lt ltx st ltxst; do
 	b=$(ir $kind 16)
 	echo "$kind: $(((b - a) / (N * 16))).$((((b - a) * 10 / (N * 16)) % 10)) instructions per operation (first access to a line, K=16)"
 done
-a=$(ir lt 0)
-b=$(ir lt1 1)
-echo "lt1: $(((b - a) / N)) instructions per transaction of one tm_lt and tm_commit"

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/* fork while another thread is inside a transaction: the child is free. */
+#define _GNU_SOURCE
+#include <ltx/tm.h>
+
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * DESIGN.md, Every way out of a transaction: fork ends, in the child,
+ * every transaction of the threads it does not copy.  A holder thread
+ * takes line A (LT, LTX, ST, or ST in an irrevocable transaction, holding
+ * the serial token) and reads line B, then blocks inside its transaction;
+ * the main thread frees a block (whose grace period waits for the
+ * holder's transaction) and forks.  The child, with the serial fallback
+ * off, must at once: write A and B in one transaction that commits at
+ * the first try; change a process-wide setting (no other thread holds a
+ * descriptor now); become irrevocable (the token is free); release the
+ * freed block (no transaction to wait for); and run a transaction on A in
+ * a new thread.  Each step that fails exits with its own code; one that
+ * hangs is killed after 10 s.  The old code failed the first step, or hung.
+ */
+enum take { TAKE_LT, TAKE_LTX, TAKE_ST, TAKE_IRREVOCABLE, NTAKES };
+
+static const char *const modes[] = { "invisible", "visible" };
+
+struct line {
+	tm_word_t w;
+	char pad[64 - sizeof(tm_word_t)];
+} __attribute__((aligned(64)));
+
+static struct line a, b;
+static sem_t held, release;
+static enum take how;
+
+static void *holder(void *arg)
+{
+	(void)arg;
+	if (how == TAKE_IRREVOCABLE)
+		ck_assert(tm_irrevocable());
+	switch (how) {
+	case TAKE_LT:
+		(void)tm_lt(&a.w);
+		break;
+	case TAKE_LTX:
+		(void)tm_ltx(&a.w);
+		break;
+	default:
+		tm_st(&a.w, 99);
+		break;
+	}
+	(void)tm_lt(&b.w);
+	ck_assert(tm_in_transaction());
+	sem_post(&held);
+	while (sem_wait(&release) != 0)
+		;
+	(void)tm_commit();
+	return NULL;
+}
+
+static void *child_thread(void *arg)
+{
+	tm_st(&a.w, 3);
+	*(bool *)arg = tm_commit();
+	return NULL;
+}
+
+/* The child's steps; its exit code names the first that failed. */
+static void child(int mode)
+{
+	struct tm_mem_stats ms;
+	pthread_t t;
+	bool ok = false;
+
+	if (tm_config_set("LTX_SERIAL_AFTER", "0") != 0)
+		_exit(9);
+	tm_st(&a.w, 1);
+	tm_st(&b.w, 2);
+	if (!tm_commit())
+		_exit(10);
+	if (a.w != 1 || b.w != 2)
+		_exit(11);
+	if (tm_config_set("LTX_MODE", modes[mode]) != 0)
+		_exit(12); /* EBUSY: the parent's holder still counted */
+	if (!tm_irrevocable())
+		_exit(13);
+	tm_st(&a.w, 4);
+	if (!tm_commit())
+		_exit(14);
+	tm_mem_flush();
+	if (tm_mem_stats(&ms) != 0 || ms.pending_blocks != 0)
+		_exit(15);
+	if (pthread_create(&t, NULL, child_thread, &ok) != 0 ||
+	    pthread_join(t, NULL) != 0 || !ok || a.w != 3)
+		_exit(16);
+	_exit(0);
+}
+
+/* _i: mode (bit 0), how the holder takes A (bits 1-2). */
+START_TEST(test_child_of_fork_gets_the_lines_of_gone_threads)
+{
+	int mode = _i & 1, status = 0;
+	struct tm_mem_stats ms;
+	pthread_t t;
+	void *block;
+	pid_t pid, done = 0;
+
+	how = (enum take)(_i >> 1);
+	ck_assert_int_eq(tm_config_set("LTX_MODE", modes[mode]), 0);
+	a.w = 0;
+	b.w = 0;
+	block = tm_malloc(64);
+	ck_assert_ptr_nonnull(block);
+	ck_assert_int_eq(sem_init(&held, 0, 0), 0);
+	ck_assert_int_eq(sem_init(&release, 0, 0), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, holder, NULL), 0);
+	while (sem_wait(&held) != 0)
+		;
+	/* Its grace period waits for the holder's transaction. */
+	tm_free(block);
+	tm_mem_flush();
+	ck_assert_int_eq(tm_mem_stats(&ms), 0);
+	ck_assert_uint_ge(ms.pending_blocks, 1);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		child(mode);
+	for (int ms10 = 0; ms10 < 1000 && done == 0; ms10++) {
+		struct timespec ten = { 0, 10 * 1000 * 1000 };
+
+		done = waitpid(pid, &status, WNOHANG);
+		if (done == 0)
+			nanosleep(&ten, NULL);
+	}
+	if (done == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	sem_post(&release);
+	pthread_join(t, NULL);
+	sem_destroy(&held);
+	sem_destroy(&release);
+	ck_assert_msg(done == pid, "the child hung (killed after 10 s)");
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the child failed: status %#x (exit 10: its transaction "
+		      "failed; 12: EBUSY; 13: no token; 15: block pending; "
+		      "16: new thread)",
+		      status);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("fork");
+	TCase *tc = tcase_create("fork");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_child_of_fork_gets_the_lines_of_gone_threads,
+			    0, 2 * NTAKES);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
