@@ -131,70 +131,97 @@ ltx_inv_first_store(struct ltx_wentry *w, void *addr, uint64_t val,
 }
 
 /*
- * ST to a line this transaction already holds alone on its orec (after
- * LTX, or a first ST): add the bytes to its entry.  The orec points at the
- * entry, which must lie in our write set (only then is the line ours: see
- * owned_head in invisible.c); a doomed transaction's set is empty.
- * Returns false for anything else (chains, flags: the slow path).
+ * The entry through which this transaction holds addr's line alone, from
+ * the orec value v (locked, pointing into our write set: only then is the
+ * line ours, see owned_head in invisible.c; a doomed transaction's set is
+ * empty), or NULL: not ours, or not the head of a lone orec.
  */
-static inline __attribute__((always_inline)) bool
-ltx_inv_fast_store_owned(struct ltx_cd *cd, void *addr, uint64_t val,
-			 unsigned size)
+static inline __attribute__((always_inline)) struct ltx_wentry *
+ltx_inv_owned_entry(const struct ltx_cd *cd, uintptr_t v, const void *addr)
 {
-	uintptr_t v = __atomic_load_n(ltx_orec_of(cd, addr), __ATOMIC_RELAXED);
 	struct ltx_wentry *w = ltx_orec_entry(v);
-	unsigned off = (unsigned)((uintptr_t)addr & LTX_LINE_MASK);
 
 	if (!ltx_orec_locked(v) ||
 	    (uintptr_t)w - (uintptr_t)cd->ws_base >=
 		    (uintptr_t)cd->ws_next - (uintptr_t)cd->ws_base ||
 	    w->line != ((uintptr_t)addr & ~LTX_LINE_MASK))
-		return false;
-	if (w->link == 0) {
-		memcpy((char *)w->data + off, &val, size); /* little-endian */
-		w->mask |= (uint64_t)((1u << size) - 1) << off;
-		return true;
-	}
-	if (size == 8 && w->link == LTX_WENTRY_LONE_SINGLE &&
-	    w->single_addr == (uintptr_t)addr) {
-		w->single_val = val; /* the same word again */
-		return true;
-	}
-	return false;
+		return NULL;
+	return w;
 }
 
 /*
- * LT of the aligned word at addr on a line this transaction holds alone
- * on its orec, seen at v (read after write): the word as the transaction
- * sees it, its own store or memory under its dirty bytes (the line is
- * ours: nobody changes it).  Nothing to log: a line held needs no
- * validation.  For a live, uncounted transaction (limit != 0: a counted
- * one's loads are charged in invisible.c).  Returns false for anything
- * else (not locked, another owner, a chain: the slow path); the orec
- * points into our write set only if the line is ours (see owned_head in
- * invisible.c).
+ * ST to a line this transaction already holds alone on its orec, seen at
+ * v (after LTX, or a first ST): add the bytes to its entry.  A line whose
+ * one store so far was kept aside (LTX_WENTRY_SINGLE) takes a second word
+ * in the general form.  Returns false for anything else (not ours,
+ * chains, other flags: the slow path).
+ */
+static inline __attribute__((always_inline)) bool
+ltx_inv_store_owned(struct ltx_cd *cd, uintptr_t v, void *addr, uint64_t val,
+		    unsigned size)
+{
+	struct ltx_wentry *w = ltx_inv_owned_entry(cd, v, addr);
+	unsigned off = (unsigned)((uintptr_t)addr & LTX_LINE_MASK);
+
+	if (w == NULL)
+		return false;
+	if (w->link == LTX_WENTRY_LONE_SINGLE) {
+		if (size == 8 && w->single_addr == (uintptr_t)addr) {
+			w->single_val = val; /* the same word again */
+			return true;
+		}
+		/* Another word of the line (the next field of a node): the
+		 * general form, then the new bytes. */
+		ltx_wset_expand(w);
+	} else if (w->link != 0) {
+		return false;
+	}
+	memcpy((char *)w->data + off, &val, size); /* little-endian */
+	w->mask |= (uint64_t)((1u << size) - 1) << off;
+	return true;
+}
+
+/* The same, reading the orec. */
+static inline __attribute__((always_inline)) bool
+ltx_inv_fast_store_owned(struct ltx_cd *cd, void *addr, uint64_t val,
+			 unsigned size)
+{
+	return ltx_inv_store_owned(
+		cd, __atomic_load_n(ltx_orec_of(cd, addr), __ATOMIC_RELAXED),
+		addr, val, size);
+}
+
+/*
+ * LT or LTX of the aligned word at addr on a line this transaction holds
+ * alone on its orec, seen at v (read after write): the word as the
+ * transaction sees it, its buffered bytes over memory's.  The entry is
+ * only read: a lone word kept aside (LTX_WENTRY_SINGLE) is answered from
+ * there.  Nothing to log: a line held needs no validation.  For a live,
+ * uncounted transaction (limit != 0: a counted one's loads are charged in
+ * invisible.c).  Returns false for anything else (not ours, chains: the
+ * slow path).
  */
 static inline __attribute__((always_inline)) bool
 ltx_inv_load_owned(const struct ltx_cd *cd, uintptr_t v, const void *addr,
 		   uint64_t *out)
 {
-	const struct ltx_wentry *w = ltx_orec_entry(v);
+	const struct ltx_wentry *w = ltx_inv_owned_entry(cd, v, addr);
 
-	if (!ltx_orec_locked(v) ||
-	    (uintptr_t)w - (uintptr_t)cd->ws_base >=
-		    (uintptr_t)cd->ws_next - (uintptr_t)cd->ws_base ||
-	    w->line != ((uintptr_t)addr & ~LTX_LINE_MASK))
+	if (w == NULL)
 		return false;
+	/* A lone head, or one tm_free marked for a new version (its bytes
+	 * are still the transaction's to read). */
+	if (w->link == 0 || w->link == LTX_WENTRY_LONE_BUMP) {
+		*out = ltx_wset_merged_word(w, addr);
+		return true;
+	}
 	if (w->link == LTX_WENTRY_LONE_SINGLE) {
 		*out = w->single_addr == (uintptr_t)addr
 			       ? w->single_val
 			       : ltx_load_word((const uint64_t *)addr);
 		return true;
 	}
-	if (w->link != 0 && w->link != LTX_WENTRY_LONE_BUMP)
-		return false;
-	*out = ltx_wset_merged_word(w, addr);
-	return true;
+	return false;
 }
 
 /*

@@ -42,24 +42,37 @@ ltx_wset_buffer(struct ltx_wentry *w, const void *addr, uint64_t val,
 }
 
 /*
- * addr's word as this transaction sees it: memory under its dirty bytes.
- * The caller holds the line in E, so memory cannot change under it; the
- * acquire load (ltx_load_word: the whole word around a sized object)
- * pairs with the release stores of the previous owner's write-back.
+ * ltx_wset_byte_masks[d]: the 8-byte mask whose byte b is 0xff where bit b
+ * of d is set (wset.c): one load turns a word's 8 dirty bits into the
+ * bytes to take from the entry.
  */
-static inline uint64_t ltx_wset_merged_word(const struct ltx_wentry *w,
-					    const void *addr)
+extern const uint64_t ltx_wset_byte_masks[256];
+
+static inline uint64_t ltx_wset_byte_mask(unsigned dirty)
+{
+	return ltx_wset_byte_masks[dirty & 0xff];
+}
+
+/*
+ * addr's word as this transaction sees it: memory under its dirty bytes,
+ * merged a word at a time.  The caller holds the line in E, so memory
+ * cannot change under it; the acquire load (ltx_load_word: the whole word
+ * around a sized object) pairs with the release stores of the previous
+ * owner's write-back.
+ */
+static inline __attribute__((always_inline)) uint64_t
+ltx_wset_merged_word(const struct ltx_wentry *w, const void *addr)
 {
 	uint64_t x = ltx_load_word((const uint64_t *)addr);
 	unsigned i = (unsigned)(((uintptr_t)addr & LTX_LINE_MASK) >> 3);
 	unsigned dirty = (unsigned)(w->mask >> (i * 8)) & 0xffu;
-	uint64_t keep = 0;
+	uint64_t keep;
 
 	if (dirty == 0)
 		return x;
-	for (unsigned b = 0; b < 8; b++)
-		if (dirty & (1u << b))
-			keep |= (uint64_t)0xff << (b * 8);
+	if (dirty == 0xff)
+		return w->data[i];
+	keep = ltx_wset_byte_mask(dirty);
 	return (x & ~keep) | (w->data[i] & keep);
 }
 

@@ -129,7 +129,32 @@ serial_store(struct ltx_itm_thread *t, void *dst, const void *src, size_t n)
 	memmove(dst, src, n);
 }
 
-/* Everything but the fast path of an ITM_INSTR transaction. */
+/* LT or LTX of the aligned word at a, for the slow paths: the inline
+ * cases first (a fresh line, read after write), then the full one. */
+static inline __attribute__((always_inline)) uint64_t
+load_word(struct ltx_itm_thread *t, const void *a, bool excl)
+{
+	uint64_t x;
+
+	if (ltx_tx_fast_load_open(ltx_self, a, excl, &x))
+		return x;
+	return slow_load_word(t, a, excl);
+}
+
+/* ST of the aligned word at a off the stack, for the slow paths. */
+static inline __attribute__((always_inline)) void
+store_word(struct ltx_itm_thread *t, void *a, uint64_t x)
+{
+	if (ltx_tx_fast_store_open(ltx_self, a, x, 8))
+		return;
+	slow_store(t, a, x, 8);
+}
+
+/*
+ * Everything but the fast path of an ITM_INSTR transaction.  16 bytes
+ * aligned to 8 (two longs or pointers side by side, which GCC loads and
+ * stores as one vector) go as two words.
+ */
 static __attribute__((noinline)) void
 read_slow(void *dst, const void *src, size_t size, bool excl)
 {
@@ -148,6 +173,14 @@ read_slow(void *dst, const void *src, size_t size, bool excl)
 		memcpy(dst, &x, size); /* little-endian */
 		return;
 	}
+	if (size == 16 && (p & LTX_WORD_MASK) == 0) {
+		uint64_t x[2];
+
+		x[0] = load_word(t, src, excl);
+		x[1] = load_word(t, (const char *)src + 8, excl);
+		memcpy(dst, x, sizeof(x));
+		return;
+	}
 	load_bytes(t, dst, src, size, excl);
 }
 
@@ -161,26 +194,108 @@ write_slow(void *dst, const void *src, size_t size)
 		serial_store(t, dst, src, size);
 		return;
 	}
-	if (size <= 8 && (p & (size - 1)) == 0 && !on_stack(dst, size) &&
-	    !eh_private(t, dst, size)) {
+	/* Direct (store_bytes says how): a store to the stack, or to an
+	 * exception object the transaction is building or handling. */
+	if (on_stack(dst, size) || eh_private(t, dst, size)) {
+		store_bytes(t, dst, src, size);
+		return;
+	}
+	if (size <= 8 && (p & (size - 1)) == 0) {
 		uint64_t x = 0;
 
 		memcpy(&x, src, size);
 		slow_store(t, dst, x, (unsigned)size);
 		return;
 	}
+	if (size == 16 && (p & LTX_WORD_MASK) == 0) {
+		uint64_t x[2];
+
+		memcpy(x, src, sizeof(x));
+		store_word(t, dst, x[0]);
+		store_word(t, (char *)dst + 8, x[1]);
+		return;
+	}
 	store_bytes(t, dst, src, size);
+}
+
+/*
+ * Whether the thread's GCC transaction runs in a serial mode, where it
+ * accesses memory directly.  Within a barrier the state is the current
+ * thread's: the transaction's begin made it fresh.
+ */
+static inline __attribute__((always_inline)) bool
+serial_mode(const struct ltx_tx *tx)
+{
+	const struct ltx_itm_thread *t = tx->frontend;
+
+	return ltx_likely(t != NULL) && t->mode > ITM_INSTR;
+}
+
+/*
+ * A store of an aligned object of at most 8 bytes to this thread's stack
+ * (stack_store says why it is direct), without the slow path's detour:
+ * the dead frames below the begin take it as is, the live ones are
+ * undo-logged first while the transaction can roll back (ITM_INSTR, or a
+ * serial mode that logs).  Returns false if the thread has no state.
+ */
+static inline __attribute__((always_inline)) bool
+stack_store_word(struct ltx_tx *tx, void *dst, const void *src, size_t size)
+{
+	struct ltx_itm_thread *t = tx->frontend;
+
+	if (ltx_unlikely(t == NULL))
+		return false;
+	if ((uintptr_t)dst + size > t->jb.cfa &&
+	    (t->mode == ITM_INSTR || t->log_writes))
+		ltx_itm_log_small(t, dst, size);
+	memcpy(dst, src, size);
+	return true;
+}
+
+/* The same in a serial mode, off the stack: undo-logged while the
+ * transaction can still cancel (serial_store).  Returns false if the
+ * transaction is not serial. */
+static inline __attribute__((always_inline)) bool
+serial_store_word(struct ltx_tx *tx, void *dst, const void *src, size_t size)
+{
+	struct ltx_itm_thread *t = tx->frontend;
+
+	if (!serial_mode(tx))
+		return false;
+	if (t->log_writes)
+		ltx_itm_log_small(t, dst, size);
+	memcpy(dst, src, size);
+	return true;
+}
+
+/*
+ * Whether the transaction has exception objects, whose lines it holds (eh.c)
+ * but writes directly: the slow path then picks between them and the rest
+ * (ltx_tx_fast_store_open would buffer a store to a line held).
+ */
+static inline __attribute__((always_inline)) bool
+eh_objects(const struct ltx_tx *tx)
+{
+	const struct ltx_itm_thread *t = tx->frontend;
+
+	return ltx_unlikely(t != NULL && t->eh_objs_len != 0);
 }
 
 /*
  * The fast paths: a naturally aligned object of at most 8 bytes, off this
  * thread's stack for a store, in the ltx transaction of an ITM_INSTR one;
- * the rest, including whatever ltx's inline paths decline, goes to the
- * slow paths above, which start over from the mode.  The descriptor is
- * all the fast paths need to know: while a GCC transaction runs, its ltx
- * transaction is open (begun at _ITM_beginTransaction), so they never
- * begin one, and in the serial modes it runs alone with limit 0, so they
- * always decline.
+ * a load or store of a line the transaction has already written (read
+ * after write, and a later store to it: its write-set entry, found
+ * through the orec); a store to its stack; in a serial mode, a plain
+ * load, and a store after its undo record; the rest, including whatever
+ * ltx's inline paths decline, goes to the slow paths above, which start
+ * over from the mode.  The descriptor is all the fast paths need to
+ * know: while a GCC transaction runs, its ltx transaction is open (begun
+ * at _ITM_beginTransaction), so they never begin one.  Its limit is 0 in
+ * the serial modes (it runs alone), and while it is doomed or counted: a
+ * zero limit skips the instrumented paths before any orec is hashed (one
+ * test more for an instrumented access, half the cost of a serial one),
+ * and one test of the GCC mode picks the direct access.
  */
 static inline __attribute__((always_inline)) void
 read_obj(void *dst, const void *src, size_t size, bool excl)
@@ -188,19 +303,23 @@ read_obj(void *dst, const void *src, size_t size, bool excl)
 	struct ltx_tx *tx = ltx_self;
 	uintptr_t p = (uintptr_t)src;
 
-	if (size <= 8 && (p & (size - 1)) == 0) {
+	if (size <= 8 && (p & (size - 1)) == 0 &&
+	    ltx_likely(tx->cd.limit != 0)) {
 		/* (For 8 bytes the compiler cannot tell that p is the word.) */
 		const void *word =
 			size == 8 ? src : (const void *)(p & ~LTX_WORD_MASK);
 		uint64_t x;
 
-		if (ltx_likely(excl ? ltx_tx_fast_load_excl(tx, word, &x)
-				    : ltx_tx_fast_load(tx, word, &x))) {
+		if (ltx_likely(ltx_tx_fast_load_open(tx, word, excl, &x))) {
 			if (size < 8)
 				x >>= (p & LTX_WORD_MASK) * 8;
 			memcpy(dst, &x, size); /* little-endian */
 			return;
 		}
+	}
+	if (serial_mode(tx)) {
+		memcpy(dst, src, size);
+		return;
 	}
 	read_slow(dst, src, size, excl);
 }
@@ -211,13 +330,21 @@ write_obj(void *dst, const void *src, size_t size)
 	struct ltx_tx *tx = ltx_self;
 	uintptr_t p = (uintptr_t)dst;
 
-	if (size <= 8 && (p & (size - 1)) == 0 &&
-	    p - tx->stack_lo >= tx->stack_span) {
+	if (size <= 8 && (p & (size - 1)) == 0) {
 		uint64_t x = 0;
 
-		memcpy(&x, src, size);
-		if (ltx_likely(ltx_tx_fast_store(tx, dst, x, (unsigned)size)))
+		if (ltx_unlikely(p - tx->stack_lo < tx->stack_span)) {
+			if (stack_store_word(tx, dst, src, size))
+				return;
+		} else if (ltx_likely(tx->cd.limit != 0) &&
+			   ltx_likely(!eh_objects(tx))) {
+			memcpy(&x, src, size);
+			if (ltx_likely(ltx_tx_fast_store_open(
+				    tx, dst, x, (unsigned)size)))
+				return;
+		} else if (serial_store_word(tx, dst, src, size)) {
 			return;
+		}
 	}
 	write_slow(dst, src, size);
 }

@@ -82,6 +82,24 @@ struct ltx_itm_stats {
 };
 
 /*
+ * A descriptor's cache of TM clone lookups (clone.c says how it is kept
+ * coherent): direct-mapped by the original's address.  Private to the
+ * thread, but for busy, which a library's (de)registration reads.
+ */
+#define LTX_ITM_CLONE_CACHE 64
+
+struct ltx_itm_clone_entry {
+	void *orig;
+	void *clone;
+};
+
+struct ltx_itm_clones {
+	uint64_t gen;	/* the clone tables' generation the entries are of */
+	unsigned busy;	/* reading the shared index */
+	struct ltx_itm_clone_entry e[LTX_ITM_CLONE_CACHE];
+};
+
+/*
  * The ABI's own per-thread state: what GCC's calling convention needs
  * beyond an ltx transaction (nesting, the begin's checkpoint, the undo
  * log of the serial modes, C++ exception bookkeeping).  It hangs off the
@@ -122,6 +140,7 @@ struct ltx_itm_thread {
 	size_t eh_catches_len, eh_catches_cap;
 
 	struct ltx_itm_stats stats;
+	struct ltx_itm_clones clones; /* clone.c */
 };
 
 /*
@@ -158,6 +177,30 @@ void ltx_itm_go_irrevocable(struct ltx_itm_thread *t);
 
 /* Undo log (thread-private memory): save size bytes at addr. */
 void ltx_itm_log(struct ltx_itm_thread *t, const void *addr, size_t size);
+
+/*
+ * The same for an object of at most 8 bytes (a store to a local of the
+ * function that began the transaction), inline while the log has room:
+ * the record ltx_itm_log writes, its bytes padded to one word.
+ */
+static inline void ltx_itm_log_small(struct ltx_itm_thread *t,
+				     const void *addr, size_t size)
+{
+	size_t len = t->undo_len;
+	uintptr_t a = (uintptr_t)addr;
+	uint64_t old = 0;
+
+	if (ltx_unlikely(len + 3 * sizeof(uint64_t) > t->undo_cap)) {
+		ltx_itm_log(t, addr, size);
+		return;
+	}
+	__builtin_memcpy(&old, addr, size);
+	__builtin_memcpy(t->undo + len, &old, sizeof(old));
+	__builtin_memcpy(t->undo + len + sizeof(old), &a, sizeof(a));
+	__builtin_memcpy(t->undo + len + sizeof(old) + sizeof(a), &size,
+			 sizeof(size));
+	t->undo_len = len + 3 * sizeof(uint64_t);
+}
 
 /* Whether the caller's transaction might still roll back. */
 bool ltx_itm_revocable(const struct ltx_itm_thread *t);

@@ -160,6 +160,58 @@ ltx_tx_fast_store(struct ltx_tx *tx, void *addr, uint64_t val, unsigned size)
 }
 
 /*
+ * LT (LTX if excl) of the aligned word at addr for a front end whose
+ * transaction is already open (the libitm barriers: _ITM_beginTransaction
+ * began it), so no begin is tried: a line new to the transaction, or one
+ * it has written (read after write), with one hash and one read of the
+ * orec for both.  Returns false for anything else.
+ */
+static inline __attribute__((always_inline)) bool
+ltx_tx_fast_load_open(struct ltx_tx *tx, const void *addr, bool excl,
+		      uint64_t *out)
+{
+	struct ltx_cd *cd = &tx->cd;
+	uintptr_t *orec = ltx_orec_of(cd, addr);
+	uintptr_t v = __atomic_load_n(orec, excl ? __ATOMIC_RELAXED
+						 : __ATOMIC_ACQUIRE);
+	struct ltx_wentry *w;
+
+	if (ltx_likely(v < cd->limit)) {
+		if (!excl)
+			return ltx_inv_read(cd, orec, v, addr, out);
+		w = ltx_inv_lock(cd, orec, v, addr);
+		if (ltx_unlikely(w == NULL))
+			return false;
+		w->mask = 0;
+		/* The line is ours: no committer can change it under us. */
+		*out = ltx_load_word((const uint64_t *)addr);
+		return true;
+	}
+	return cd->limit != 0 && ltx_inv_load_owned(cd, v, addr, out);
+}
+
+/* ST of the low size bytes of val to addr (aligned to size), the same
+ * way: a new line, or one the transaction holds alone already. */
+static inline __attribute__((always_inline)) bool
+ltx_tx_fast_store_open(struct ltx_tx *tx, void *addr, uint64_t val,
+		       unsigned size)
+{
+	struct ltx_cd *cd = &tx->cd;
+	uintptr_t *orec = ltx_orec_of(cd, addr);
+	uintptr_t v = __atomic_load_n(orec, __ATOMIC_RELAXED);
+	struct ltx_wentry *w;
+
+	if (ltx_likely(v < cd->limit)) {
+		w = ltx_inv_lock(cd, orec, v, addr);
+		if (ltx_unlikely(w == NULL))
+			return false;
+		ltx_inv_first_store(w, addr, val, size);
+		return true;
+	}
+	return cd->limit != 0 && ltx_inv_store_owned(cd, v, addr, val, size);
+}
+
+/*
  * Out of line (tx.c): ltx_tx_commit_small, the small update commit below,
  * then the work of the slow bits that only come after a commit
  * (LTX_SLOW_AFTER: tm_malloc/tm_free, actions), for a transaction with no

@@ -34,6 +34,12 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static void key_in_range(long key, void *val)
+{
+	(void)val;
+	CHECK(key >= 0 && key < KEYS);
+}
+
 int main(int argc, char **argv)
 {
 	int n = nthreads_arg(argc, argv);
@@ -44,8 +50,8 @@ int main(int argc, char **argv)
 	run_threads(n, worker);
 	for (int i = 0; i < n; i++)
 		expect += net[i];
-	CHECK(colour(root) == BLACK);
-	check_tree(root, NULL, -1, KEYS, &count);
+	CHECK(colour(rb_set.root) == BLACK);
+	rb_check(&rb_set, rb_set.root, NULL, NULL, NULL, &count, key_in_range);
 	CHECK(count == expect);
 	printf("rbtree: %d threads, %ld keys at the end: ok\n", n, count);
 	return 0;

@@ -38,7 +38,7 @@ if [ ! -f "$LTXLIB" ]; then
 	exit 77
 fi
 
-PROGS="counter list rbtree memops clone relaxed nested signals threads"
+PROGS="counter list rbtree memops clone relaxed nested signals threads alloc_handoff"
 work=itm-work
 mkdir -p "$work"
 fail=0
@@ -144,6 +144,66 @@ for p in $PROGS; do
 		done
 	done
 done
+# Clone tables registered and deregistered (dlopen/dlclose of a -fgnu-tm
+# object) while other threads look clones up: clone.c with a plugin.
+if $CC -O2 -fgnu-tm -shared -fPIC "$srcdir/itm/clone_plugin.c" \
+	-o "$work/clone_plugin.so"; then
+	plugin=$(cd "$work" && pwd)/clone_plugin.so
+	for t in 1 2 8; do
+		n=
+		"$work/clone.itm" $t "$plugin" >"$work/out" 2>"$work/err"
+		rc=$?
+		check "clone reloading $t threads, libitm" no
+		for m in $modes; do
+			LTX_MODE=$m LTX_ITM_REPORT=1 LD_PRELOAD="$LTXLIB" \
+				"$work/clone.itm" $t "$plugin" \
+				>"$work/out" 2>"$work/err"
+			rc=$?
+			check "clone reloading $t threads, LD_PRELOAD ltx, $m" yes
+			LTX_MODE=$m LTX_ITM_REPORT=1 LTX_ITM_SERIAL=never \
+				"$work/clone.ltx" $t "$plugin" \
+				>"$work/out" 2>"$work/err"
+			rc=$?
+			check "clone reloading $t threads, -lltx, instrumented, $m" yes
+		done
+	done
+else
+	echo "FAIL: clone_plugin does not build"
+	fail=1
+fi
+# The application kernels of bench_apps.c (bench-apps.sh times them), tiny
+# sizes: each checks its own invariants, under libitm and ltx.
+if build bench_apps; then
+	for app in vacation kmeans bayes; do
+		for t in 1 2 4; do
+			n=
+			"$work/bench_apps.itm" $app $t tiny >"$work/out" \
+				2>"$work/err"
+			rc=$?
+			check "bench_apps $app $t threads, libitm" no
+			cp "$work/out" "$work/ref"
+			for m in $modes; do
+				LTX_MODE=$m LTX_ITM_REPORT=1 LD_PRELOAD="$LTXLIB" \
+					"$work/bench_apps.itm" $app $t tiny \
+					>"$work/out" 2>"$work/err"
+				rc=$?
+				check "bench_apps $app $t threads, LD_PRELOAD ltx, $m" yes
+				LTX_MODE=$m LTX_ITM_REPORT=1 LTX_ITM_SERIAL=never \
+					"$work/bench_apps.ltx" $app $t tiny \
+					>"$work/out" 2>"$work/err"
+				rc=$?
+				check "bench_apps $app $t threads, -lltx, instrumented, $m" yes
+				if ! cmp -s "$work/out" "$work/ref"; then
+					echo "FAIL: bench_apps $app: ltx and libitm results differ"
+					fail=1
+				fi
+			done
+		done
+	done
+else
+	echo "FAIL: bench_apps does not build"
+	fail=1
+fi
 # GCC and tm_* transactions on the same data (ltx only: it uses the tm_*
 # API): N threads of each, in each mode.
 if $CC -O2 -fgnu-tm -pthread -I"$srcdir/itm" -I"$srcdir/../include" \
