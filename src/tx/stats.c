@@ -492,10 +492,30 @@ void ltx_stats_commit(struct ltx_tx *tx, uint64_t nr, uint64_t nw)
 	tx->stats.reads_hist[ltx_stats_bucket(nr)]++;
 	tx->stats.writes_hist[ltx_stats_bucket(nw)]++;
 	/* The first commit after aborts: their holders have stored since,
-	 * most likely (the compiler folds this test into the bucket's). */
-	if (ltx_unlikely(retried != 0))
+	 * most likely.  And every commit while some are pending: the holder
+	 * may have been taking the line again (LTX) at the last look, and
+	 * this thread may abort no more. */
+	if (ltx_unlikely(retried != 0 || tx->lines->npend != 0))
 		look_pending(tx, false);
 	ltx_stats_write_end(tx);
+}
+
+void ltx_stats_thread_end(struct ltx_tx *tx)
+{
+	struct ltx_stats_lines *ls = tx->lines;
+
+	if (ls == NULL || ls->npend == 0)
+		return;
+	/* PEND_LOOKS more looks, a yield apart: the holder is likely still
+	 * running, between taking the line and storing into it. */
+	ls->pend_looks = 0;
+	while (ls->npend != 0) {
+		ltx_stats_write_begin(tx);
+		look_pending(tx, false);
+		ltx_stats_write_end(tx);
+		if (ls->npend != 0)
+			sched_yield();
+	}
 }
 
 /*
