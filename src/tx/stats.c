@@ -363,12 +363,13 @@ static void count_line(struct ltx_tx *tx, const struct ltx_conflict *k)
 #define PEND_LOOKS 16
 
 /*
- * Look at the pending aborts' holder again (final: for the last time);
- * if it has stored into the line since, move them from unknown to their
- * class, in the totals and on their line if the table still has it.
- * Inside a write section (tx/stats.h).
+ * Look at the pending aborts' holder again (final: for the last time;
+ * spare: a look that does not count against PEND_LOOKS); if it has stored
+ * into the line since, move them from unknown to their class, in the
+ * totals and on their line if the table still has it.  Inside a write
+ * section (tx/stats.h).
  */
-static void look_pending(struct ltx_tx *tx, bool final)
+static void look_pending(struct ltx_tx *tx, bool final, bool spare)
 {
 	struct ltx_stats_lines *ls = tx->lines;
 	struct ltx_conflict *p = &ls->pend;
@@ -377,7 +378,7 @@ static void look_pending(struct ltx_tx *tx, bool final)
 	if (n == 0)
 		return;
 	ltx_cd_conflict_again(p);
-	if (p->again && !final && ++ls->pend_looks < PEND_LOOKS)
+	if (p->again && !final && (spare || ++ls->pend_looks < PEND_LOOKS))
 		return;
 	ls->npend = 0;
 	if (p->cls == LTX_CONFLICT_UNKNOWN ||
@@ -410,7 +411,7 @@ static void defer(struct ltx_tx *tx, const struct ltx_conflict *k)
 		ls->npend++;
 		return;
 	}
-	look_pending(tx, true);
+	look_pending(tx, true, false);
 	ls->pend = *k;
 	ls->npend = 1;
 	ls->pend_looks = 0;
@@ -431,7 +432,7 @@ static void count_conflict(struct ltx_tx *tx)
 	if (k->again)
 		defer(tx, k);
 	else
-		look_pending(tx, false);
+		look_pending(tx, false, false);
 }
 
 void ltx_stats_abort(struct ltx_tx *tx, unsigned cause)
@@ -492,10 +493,31 @@ void ltx_stats_commit(struct ltx_tx *tx, uint64_t nr, uint64_t nw)
 	tx->stats.reads_hist[ltx_stats_bucket(nr)]++;
 	tx->stats.writes_hist[ltx_stats_bucket(nw)]++;
 	/* The first commit after aborts: their holders have stored since,
-	 * most likely (the compiler folds this test into the bucket's). */
-	if (ltx_unlikely(retried != 0))
-		look_pending(tx, false);
+	 * most likely.  And every commit while some are pending, a spare
+	 * look (quick commits must not use up the holder's time): the holder
+	 * may have been taking the line again (LTX) at the last look, and
+	 * this thread may abort no more. */
+	if (ltx_unlikely(retried != 0 || tx->lines->npend != 0))
+		look_pending(tx, false, retried == 0);
 	ltx_stats_write_end(tx);
+}
+
+void ltx_stats_thread_end(struct ltx_tx *tx)
+{
+	struct ltx_stats_lines *ls = tx->lines;
+
+	if (ls == NULL || ls->npend == 0)
+		return;
+	/* PEND_LOOKS more looks, a yield apart: the holder is likely still
+	 * running, between taking the line and storing into it. */
+	ls->pend_looks = 0;
+	while (ls->npend != 0) {
+		ltx_stats_write_begin(tx);
+		look_pending(tx, false, false);
+		ltx_stats_write_end(tx);
+		if (ls->npend != 0)
+			sched_yield();
+	}
 }
 
 /*

@@ -59,6 +59,12 @@ void ltx_stats_commit(struct ltx_tx *tx, uint64_t nr, uint64_t nw);
  * inside the write section finish_abort opens. */
 void ltx_stats_abort(struct ltx_tx *tx, unsigned cause);
 
+/* ltx_stats_thread_end: the thread that took tx ends (stats on): look at
+ * its pending conflicts (cd/conflict.h, ltx_cd_conflict_again) for the
+ * last times, so that none stays unknown only because the thread stopped
+ * aborting and committing. */
+void ltx_stats_thread_end(struct ltx_tx *tx);
+
 /* ltx_stats_changed: LTX_STATS was set by tm_config_set. */
 void ltx_stats_changed(void);
 

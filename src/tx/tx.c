@@ -252,6 +252,8 @@ static void thread_exit(void *arg)
 		end_mem(tx, false);
 		run_actions(tx, false);
 	}
+	if (tx->stats_on)
+		ltx_stats_thread_end(tx);
 	tx->checkpoint = NULL;
 	ltx_mem_thread_exit(tx);
 	ltx_self = &ltx_boot_tx;
