@@ -211,17 +211,25 @@ ltx_inv_load_owned(const struct ltx_cd *cd, uintptr_t v, const void *addr,
 		return false;
 	/* A lone head, or one tm_free marked for a new version (its bytes
 	 * are still the transaction's to read). */
-	if (w->link == 0 || w->link == LTX_WENTRY_LONE_BUMP) {
+	if (w->link == 0 || w->link == LTX_WENTRY_LONE_BUMP)
 		*out = ltx_wset_merged_word(w, addr);
-		return true;
-	}
-	if (w->link == LTX_WENTRY_LONE_SINGLE) {
+	else if (w->link == LTX_WENTRY_LONE_SINGLE)
 		*out = w->single_addr == (uintptr_t)addr
 			       ? w->single_val
 			       : ltx_load_word((const uint64_t *)addr);
-		return true;
-	}
-	return false;
+	else
+		return false;
+	/*
+	 * The bytes not written come from memory.  An irrevocable
+	 * transaction may have doomed us and taken the line (the progress
+	 * rule, cd/invisible.c): it changes the orec before it writes the
+	 * line, so if the orec still holds our lock word after the read,
+	 * the read saw the line as we took it.  Otherwise the slow path
+	 * finds the transaction doomed.  (check_history under ASan: a
+	 * word read twice with two values in a live transaction.)
+	 */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(w->orec, __ATOMIC_RELAXED) == v;
 }
 
 /*
