@@ -152,33 +152,60 @@ static __attribute__((noinline)) void end_slow(struct tm__atomic *a,
 	}
 }
 
-/* end of an outermost block with an update: the small commit, or the
- * other cases (end_slow). */
-static __attribute__((noinline)) void end_update(struct tm__atomic *a,
-						 struct ltx_tx *tx)
+/*
+ * The end of the outermost block a after the fast path could not commit
+ * it: the small commit, the commit that revalidates with the clock value
+ * taken, or the full commit (as end_slow).  Each is tail-called by the
+ * fast path (tx/fast.h).
+ */
+static bool end_full(struct ltx_tx *tx, void *a)
 {
-	if (a->tm__state == BLOCK_OUTER && (tx->slow & ~LTX_SLOW_AFTER) == 0 &&
-	    tx->cd.limit != 0 && tx->cd.ws_next - tx->cd.ws_base <= 2 &&
-	    ltx_tx_commit_small(tx)) {
-		block_done(a, tx);
-		return;
-	}
 	end_slow(a, tx);
+	return true;
+}
+
+static __attribute__((noinline)) bool end_small(struct ltx_tx *tx, void *a)
+{
+	if (!ltx_tx_commit_small_checked(tx))
+		return end_full(tx, a);
+	block_done(a, tx);
+	return true;
+}
+
+static __attribute__((noinline)) bool
+end_revalidate(struct ltx_tx *tx, uintptr_t ts, void *a)
+{
+	if (!ltx_tx_fast_commit_revalidate(tx, ts))
+		return end_full(tx, a);
+	block_done(a, tx);
+	return true;
+}
+
+/* A commit the fast path made: the block is over. */
+static inline __attribute__((always_inline)) void end_done(struct ltx_tx *tx,
+							  void *a)
+{
+	block_done(a, tx);
 }
 
 void tm__atomic_end(struct tm__atomic *a)
 {
+	static const struct ltx_commit_exits exits = {
+		.small = end_small,
+		.revalidate = end_revalidate,
+		.full = end_full,
+		.done = end_done,
+	};
 	struct ltx_tx *tx = ltx_self;
 
-	/* The common end: an outermost block whose read-only transaction
-	 * commits on the fast path (which also clears the consecutive-abort
-	 * count), with no call, so no register to save. */
-	if (ltx_likely(a->tm__state == BLOCK_OUTER &&
-		       ltx_tx_fast_commit_ro(tx))) {
-		block_done(a, tx);
+	/* The common end: an outermost block whose transaction commits on
+	 * the fast path (which also clears the consecutive-abort count),
+	 * every other case by a tail call, so no register to save. */
+	if (ltx_likely(a->tm__state == BLOCK_OUTER)) {
+		(void)ltx_tx_fast_commit_then(tx, &exits, a);
 		return;
 	}
-	end_update(a, tx);
+	end_slow(a, tx);
 }
 
 void tm__atomic_restarted(struct tm__atomic *a)
