@@ -158,32 +158,32 @@ static __attribute__((noinline)) void end_slow(struct tm__atomic *a,
  * taken, or the full commit (as end_slow).  Each is tail-called by the
  * fast path (tx/fast.h).
  */
-static bool end_full(struct ltx_tx *tx, void *a)
+static bool end_full(void *a, struct ltx_tx *tx)
 {
 	end_slow(a, tx);
 	return true;
 }
 
-static __attribute__((noinline)) bool end_small(struct ltx_tx *tx, void *a)
+static __attribute__((noinline)) bool end_small(void *a, struct ltx_tx *tx)
 {
 	if (!ltx_tx_commit_small_checked(tx))
-		return end_full(tx, a);
+		return end_full(a, tx);
 	block_done(a, tx);
 	return true;
 }
 
 static __attribute__((noinline)) bool
-end_revalidate(struct ltx_tx *tx, uintptr_t ts, void *a)
+end_revalidate(void *a, struct ltx_tx *tx, uintptr_t ts)
 {
 	if (!ltx_tx_fast_commit_revalidate(tx, ts))
-		return end_full(tx, a);
+		return end_full(a, tx);
 	block_done(a, tx);
 	return true;
 }
 
 /* A commit the fast path made: the block is over. */
-static inline __attribute__((always_inline)) void end_done(struct ltx_tx *tx,
-							  void *a)
+static inline __attribute__((always_inline)) void end_done(void *a,
+							  struct ltx_tx *tx)
 {
 	block_done(a, tx);
 }

@@ -237,13 +237,14 @@ bool ltx_tx_commit_revalidate_whole(struct ltx_tx *tx, uintptr_t ts);
  * Each is called last (a tail call), so that the fast path saves no
  * register; their result is the commit's.  done (if not NULL) runs after
  * a commit the fast path made, inlined (a front end's own end of it).
- * Each gets ctx, the caller's argument to ltx_tx_fast_commit_then.
+ * Each gets ctx, the caller's argument to ltx_tx_fast_commit_then, first
+ * (a caller passes its own first argument: no register moves).
  */
 struct ltx_commit_exits {
-	bool (*small)(struct ltx_tx *tx, void *ctx);
-	bool (*revalidate)(struct ltx_tx *tx, uintptr_t ts, void *ctx);
-	bool (*full)(struct ltx_tx *tx, void *ctx);
-	void (*done)(struct ltx_tx *tx, void *ctx);
+	bool (*small)(void *ctx, struct ltx_tx *tx);
+	bool (*revalidate)(void *ctx, struct ltx_tx *tx, uintptr_t ts);
+	bool (*full)(void *ctx, struct ltx_tx *tx);
+	void (*done)(void *ctx, struct ltx_tx *tx);
 };
 
 /* Write one lone entry back and release its orec at ts (a lone single
@@ -390,15 +391,15 @@ ltx_tx_fast_commit_words(struct ltx_tx *tx, struct ltx_wentry *w, uintptr_t n,
 	    ltx_unlikely(w->link != LTX_WENTRY_LONE_SINGLE) ||
 	    ltx_unlikely(n != sizeof(*w) &&
 			 w[1].link != LTX_WENTRY_LONE_SINGLE))
-		return out->small(tx, ctx);
+		return out->small(ctx, tx);
 	old = __atomic_fetch_add(&ltx_clock, 1, __ATOMIC_ACQ_REL);
 	ts = old + 1;
 	if (ltx_unlikely(old != cd->snapshot))
-		return out->revalidate(tx, ts, ctx);
+		return out->revalidate(ctx, tx, ts);
 	if (ltx_unlikely(!__atomic_compare_exchange_n(
 		    &tx->status, &(int){LTX_ACTIVE}, LTX_COMMITTING, false,
 		    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)))
-		return out->full != NULL && out->full(tx, ctx);
+		return out->full != NULL && out->full(ctx, tx);
 	__atomic_store_n((uint64_t *)w->single_addr, w->single_val,
 			 __ATOMIC_RELEASE);
 	__atomic_store_n(w->orec, ts, __ATOMIC_RELEASE);
@@ -417,7 +418,7 @@ ltx_tx_fast_commit_words(struct ltx_tx *tx, struct ltx_wentry *w, uintptr_t n,
 	/* Release: the commit is over before tm_free sees us idle. */
 	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
 	if (out->done != NULL)
-		out->done(tx, ctx);
+		out->done(ctx, tx);
 	return true;
 }
 
@@ -437,9 +438,9 @@ ltx_tx_fast_commit_then(struct ltx_tx *tx, const struct ltx_commit_exits *out,
 	uintptr_t n;
 
 	if (ltx_unlikely(tx->slow != 0))
-		return out->small(tx, ctx);
+		return out->small(ctx, tx);
 	if (ltx_unlikely(cd->limit == 0))
-		return out->full != NULL && out->full(tx, ctx);
+		return out->full != NULL && out->full(ctx, tx);
 	n = (uintptr_t)cd->ws_next - (uintptr_t)w;
 	if (ltx_unlikely(n != 0))
 		return ltx_tx_fast_commit_words(tx, w, n, out, ctx);
@@ -450,41 +451,41 @@ ltx_tx_fast_commit_then(struct ltx_tx *tx, const struct ltx_commit_exits *out,
 	/* Release: the reads are over before tm_free sees us idle. */
 	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
 	if (out->done != NULL)
-		out->done(tx, ctx);
+		out->done(ctx, tx);
 	return true;
 }
 
 /* The exits of ltx_tx_fast_commit and ltx_tx_commit_inline. */
 static inline __attribute__((always_inline)) bool
-ltx_tx_exit_small(struct ltx_tx *tx, void *ctx)
+ltx_tx_exit_small(void *ctx, struct ltx_tx *tx)
 {
 	(void)ctx;
 	return ltx_tx_commit_small_checked(tx);
 }
 
 static inline __attribute__((always_inline)) bool
-ltx_tx_exit_revalidate(struct ltx_tx *tx, uintptr_t ts, void *ctx)
+ltx_tx_exit_revalidate(void *ctx, struct ltx_tx *tx, uintptr_t ts)
 {
 	(void)ctx;
 	return ltx_tx_fast_commit_revalidate(tx, ts);
 }
 
 static inline __attribute__((always_inline)) bool
-ltx_tx_exit_small_whole(struct ltx_tx *tx, void *ctx)
+ltx_tx_exit_small_whole(void *ctx, struct ltx_tx *tx)
 {
 	(void)ctx;
 	return ltx_tx_commit_small_whole(tx);
 }
 
 static inline __attribute__((always_inline)) bool
-ltx_tx_exit_revalidate_whole(struct ltx_tx *tx, uintptr_t ts, void *ctx)
+ltx_tx_exit_revalidate_whole(void *ctx, struct ltx_tx *tx, uintptr_t ts)
 {
 	(void)ctx;
 	return ltx_tx_commit_revalidate_whole(tx, ts);
 }
 
 static inline __attribute__((always_inline)) bool
-ltx_tx_exit_full(struct ltx_tx *tx, void *ctx)
+ltx_tx_exit_full(void *ctx, struct ltx_tx *tx)
 {
 	(void)ctx;
 	return ltx_tx_commit(tx);
