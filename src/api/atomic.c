@@ -48,6 +48,20 @@ static struct tm__atomic *block_of(struct ltx_checkpoint *cp)
 	return (struct tm__atomic *)(void *)cp;
 }
 
+/* The x86-64 restart point (api/atomic-x86_64.S): tm__atomic_enter saves
+ * it at this offset and goes on into ltx_atomic_begin; ltx_atomic_resume
+ * jumps back to it through ltx_atomic_landed. */
+#define ENTER_KIND 2
+#define ENTER_BUF_OFFSET 24
+#define ENTER_SP 6 /* tm__buf[6]: the caller's stack pointer at the call */
+_Static_assert(offsetof(struct tm__atomic, tm__buf) == ENTER_BUF_OFFSET,
+	       "api/atomic-x86_64.S's BUF");
+_Static_assert(sizeof(((struct tm__atomic *)0)->tm__buf) >= 8 * sizeof(void *),
+	       "room for the x86-64 restart point");
+struct tm__atomic *ltx_atomic_begin(struct tm__atomic *a);
+struct tm__atomic *ltx_atomic_landed(struct tm__atomic *a);
+void ltx_atomic_resume(struct tm__atomic *a) __attribute__((noreturn));
+
 /* The checkpoint's restart: back into the block (from the tx layer, or
  * from the fault handler with the signal mask already restored). */
 static void block_restart(struct ltx_checkpoint *cp, unsigned cause)
@@ -57,7 +71,9 @@ static void block_restart(struct ltx_checkpoint *cp, unsigned cause)
 	a->tm__state = (cause & TM_ABORT_EXPLICIT) && !(cause & TM_ABORT_RETRY)
 			       ? BLOCK_LEAVE
 			       : BLOCK_RESTART;
-	if (a->tm__kind)
+	if (a->tm__kind == ENTER_KIND)
+		ltx_atomic_resume(a); /* lands in ltx_atomic_landed */
+	if (a->tm__kind == 1)
 		__builtin_longjmp((void **)a->tm__buf, 1);
 	/* A block built with setjmp(3): its buffer is a whole jmp_buf
 	 * (tm__buf is declared as the block's compiler saw it). */
@@ -115,6 +131,17 @@ struct tm__atomic *tm__atomic_begin(struct tm__atomic *a, int kind)
 	if (ltx_unlikely(tx->slow & LTX_SLOW_STATIC))
 		return begin_slow(a, kind, frame_sp);
 	return begin_on(tx, a, kind, frame_sp);
+}
+
+/* The C half of tm__atomic_enter, which saved the restart point. */
+struct tm__atomic *ltx_atomic_begin(struct tm__atomic *a)
+{
+	struct ltx_tx *tx = ltx_self;
+	uintptr_t frame_sp = (uintptr_t)((void **)(void *)a->tm__buf)[ENTER_SP];
+
+	if (ltx_unlikely(tx->slow & LTX_SLOW_STATIC))
+		return begin_slow(a, ENTER_KIND, frame_sp);
+	return begin_on(tx, a, ENTER_KIND, frame_sp);
 }
 
 /* The outermost block is over: the descriptor forgets its checkpoint. */
@@ -206,6 +233,19 @@ void tm__atomic_end(struct tm__atomic *a)
 		return;
 	}
 	end_slow(a, tx);
+}
+
+/*
+ * Where a restart of an x86-64 block lands (ltx_atomic_resume), before
+ * tm__atomic_enter returns again: as tm__atomic_restarted, then the
+ * state the loop reads at once (no end call comes between).
+ */
+struct tm__atomic *ltx_atomic_landed(struct tm__atomic *a)
+{
+	tm__atomic_restarted(a);
+	if (a->tm__state == BLOCK_RESTART)
+		a->tm__state = BLOCK_OUTER; /* the loop runs the body again */
+	return a;
 }
 
 void tm__atomic_restarted(struct tm__atomic *a)
