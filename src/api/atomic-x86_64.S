@@ -2,18 +2,22 @@
 /* x86-64 restart point of TM_ATOMIC: tm__atomic_enter and its resume. */
 
 /*
- * struct tm__atomic (<ltx/tm.h>) holds the restart point at offset 24
- * (tm__buf; api/atomic.c checks), 64 bytes:
- *   0 rbx   8 rbp  16 r12  24 r13  32 r14  40 r15
- *  48 sp (the caller's rsp once enter has returned)  56 rip (enter's return)
+ * struct tm__atomic (<ltx/tm.h>; api/atomic.c checks the offsets) holds
+ * the restart point: the stack pointer at offset 8 (the caller's rsp once
+ * enter has returned, which is also the checkpoint's sp: struct
+ * ltx_checkpoint heads the block), the rest at offset 24 (tm__buf):
+ *   0 rbx   8 rbp  16 r12  24 r13  32 r14  40 r15  48 rip (enter's return)
  *
  * tm__atomic_enter is declared returns_twice, so the compiler keeps nothing
  * but the SysV callee-saved registers across it, as across setjmp: those
  * and the stack pointer are the whole restart point.  It saves them and
  * goes on into ltx_atomic_begin (api/atomic.c), the block's begin, whose
  * return is enter's.  Saving in the block itself, not in a copy: the
- * block's frame outlives every restart of it.
+ * block's frame outlives every restart of it.  No endbr64: the library
+ * is not built for indirect-branch tracking (neither is itm's
+ * checkpoint), and every instruction here is paid per block.
  */
+#define SP 8
 #define BUF 24
 
 	.text
@@ -22,7 +26,6 @@
 	.p2align 4
 tm__atomic_enter:
 	.cfi_startproc
-	endbr64
 	movq	%rbx, BUF+0(%rdi)
 	movq	%rbp, BUF+8(%rdi)
 	movq	%r12, BUF+16(%rdi)
@@ -30,9 +33,9 @@ tm__atomic_enter:
 	movq	%r14, BUF+32(%rdi)
 	movq	%r15, BUF+40(%rdi)
 	leaq	8(%rsp), %rax
-	movq	%rax, BUF+48(%rdi)
+	movq	%rax, SP(%rdi)
 	movq	(%rsp), %rax
-	movq	%rax, BUF+56(%rdi)
+	movq	%rax, BUF+48(%rdi)
 	jmp	ltx_atomic_begin
 	.cfi_endproc
 	.size	tm__atomic_enter, .-tm__atomic_enter
@@ -53,9 +56,8 @@ tm__atomic_enter:
 	.p2align 4
 ltx_atomic_resume:
 	.cfi_startproc
-	endbr64
-	movq	BUF+48(%rdi), %rsp
-	pushq	BUF+56(%rdi)
+	movq	SP(%rdi), %rsp
+	pushq	BUF+48(%rdi)
 	movq	BUF+0(%rdi), %rbx
 	movq	BUF+8(%rdi), %rbp
 	movq	BUF+16(%rdi), %r12

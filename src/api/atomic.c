@@ -52,11 +52,10 @@ static struct tm__atomic *block_of(struct ltx_checkpoint *cp)
  * it at this offset and goes on into ltx_atomic_begin; ltx_atomic_resume
  * jumps back to it through ltx_atomic_landed. */
 #define ENTER_KIND 2
-#define ENTER_BUF_OFFSET 24
-#define ENTER_SP 6 /* tm__buf[6]: the caller's stack pointer at the call */
-_Static_assert(offsetof(struct tm__atomic, tm__buf) == ENTER_BUF_OFFSET,
-	       "api/atomic-x86_64.S's BUF");
-_Static_assert(sizeof(((struct tm__atomic *)0)->tm__buf) >= 8 * sizeof(void *),
+_Static_assert(offsetof(struct tm__atomic, tm__buf) == 24 &&
+		       offsetof(struct ltx_checkpoint, sp) == 8,
+	       "api/atomic-x86_64.S's BUF and SP");
+_Static_assert(sizeof(((struct tm__atomic *)0)->tm__buf) >= 7 * sizeof(void *),
 	       "room for the x86-64 restart point");
 struct tm__atomic *ltx_atomic_begin(struct tm__atomic *a);
 struct tm__atomic *ltx_atomic_landed(struct tm__atomic *a);
@@ -71,8 +70,6 @@ static void block_restart(struct ltx_checkpoint *cp, unsigned cause)
 	a->tm__state = (cause & TM_ABORT_EXPLICIT) && !(cause & TM_ABORT_RETRY)
 			       ? BLOCK_LEAVE
 			       : BLOCK_RESTART;
-	if (a->tm__kind == ENTER_KIND)
-		ltx_atomic_resume(a); /* lands in ltx_atomic_landed */
 	if (a->tm__kind == 1)
 		__builtin_longjmp((void **)a->tm__buf, 1);
 	/* A block built with setjmp(3): its buffer is a whole jmp_buf
@@ -83,6 +80,22 @@ static void block_restart(struct ltx_checkpoint *cp, unsigned cause)
 static const struct ltx_checkpoint_ops block_ops = {
 	.restart = block_restart,
 	.left = NULL, /* the block's frame is gone: nothing to forget */
+};
+
+/* The same for the x86-64 restart point: the block's kind is its ops. */
+static void enter_restart(struct ltx_checkpoint *cp, unsigned cause)
+{
+	struct tm__atomic *a = block_of(cp);
+
+	a->tm__state = (cause & TM_ABORT_EXPLICIT) && !(cause & TM_ABORT_RETRY)
+			       ? BLOCK_LEAVE
+			       : BLOCK_RESTART;
+	ltx_atomic_resume(a); /* lands in ltx_atomic_landed */
+}
+
+static const struct ltx_checkpoint_ops enter_ops = {
+	.restart = enter_restart,
+	.left = NULL,
 };
 
 /* Begin a block on tx, a thread's descriptor. */
@@ -101,7 +114,7 @@ begin_on(struct ltx_tx *tx, struct tm__atomic *a, int kind,
 		a->tm__state = BLOCK_NESTED;
 		return a;
 	}
-	cp->ops = &block_ops;
+	cp->ops = kind == ENTER_KIND ? &enter_ops : &block_ops;
 	cp->sp = frame_sp;
 	tx->checkpoint = cp;
 	a->tm__state = BLOCK_OUTER;
@@ -137,11 +150,21 @@ struct tm__atomic *tm__atomic_begin(struct tm__atomic *a, int kind)
 struct tm__atomic *ltx_atomic_begin(struct tm__atomic *a)
 {
 	struct ltx_tx *tx = ltx_self;
-	uintptr_t frame_sp = (uintptr_t)((void **)(void *)a->tm__buf)[ENTER_SP];
+	struct ltx_checkpoint *cp = checkpoint_of(a);
 
+	/* begin_on's steps, with the stack pointer already in cp->sp and
+	 * the kind told by the ops. */
 	if (ltx_unlikely(tx->slow & LTX_SLOW_STATIC))
-		return begin_slow(a, ENTER_KIND, frame_sp);
-	return begin_on(tx, a, ENTER_KIND, frame_sp);
+		return begin_slow(a, ENTER_KIND, cp->sp);
+	ltx_unwind_forget();
+	if (tx->checkpoint != NULL) {
+		a->tm__state = BLOCK_NESTED;
+		return a;
+	}
+	cp->ops = &enter_ops;
+	tx->checkpoint = cp;
+	a->tm__state = BLOCK_OUTER;
+	return a;
 }
 
 /* The outermost block is over: the descriptor forgets its checkpoint. */
