@@ -204,7 +204,8 @@ static __attribute__((noinline)) void end_slow(struct tm__atomic *a,
 
 /*
  * The end of the outermost block a after the fast path could not commit
- * it: the small commit, the commit that revalidates with the clock value
+ * it: the small commit (checked first, or not where the fast path knows
+ * it may take the transaction), the commit that revalidates with the clock value
  * taken, or the full commit (as end_slow).  Each is tail-called by the
  * fast path (tx/fast.h).
  */
@@ -217,6 +218,14 @@ static bool end_full(void *a, struct ltx_tx *tx)
 static __attribute__((noinline)) bool end_small(void *a, struct ltx_tx *tx)
 {
 	if (!ltx_tx_commit_small_checked(tx))
+		return end_full(a, tx);
+	block_done(a, tx);
+	return true;
+}
+
+static __attribute__((noinline)) bool end_lone(void *a, struct ltx_tx *tx)
+{
+	if (!ltx_tx_commit_small(tx))
 		return end_full(a, tx);
 	block_done(a, tx);
 	return true;
@@ -242,6 +251,7 @@ void tm__atomic_end(struct tm__atomic *a)
 {
 	static const struct ltx_commit_exits exits = {
 		.small = end_small,
+		.lone = end_lone,
 		.revalidate = end_revalidate,
 		.full = end_full,
 		.done = end_done,

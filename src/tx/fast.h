@@ -229,15 +229,17 @@ bool ltx_tx_fast_commit_revalidate(struct ltx_tx *tx, uintptr_t ts);
 /* ltx_tx_commit_small for a transaction it may take (no slow bit but
  * LTX_SLOW_AFTER, live, one or two entries), else false. */
 bool ltx_tx_commit_small_checked(struct ltx_tx *tx);
-/* The same two, then ltx_tx_commit if they return false: the whole
- * COMMIT. */
+/* ltx_tx_commit_small, ltx_tx_commit_small_checked and the revalidation,
+ * then ltx_tx_commit if they return false: the whole COMMIT. */
+bool ltx_tx_commit_lone_whole(struct ltx_tx *tx);
 bool ltx_tx_commit_small_whole(struct ltx_tx *tx);
 bool ltx_tx_commit_revalidate_whole(struct ltx_tx *tx, uintptr_t ts);
 
 /*
  * Where ltx_tx_fast_commit_then goes when the fast path cannot finish:
- * small for a transaction with slow bits or other write-set entries,
- * revalidate when the snapshot must be checked (with the clock value
+ * small for a transaction with slow bits, lone for one with no slow bit
+ * (live, invisible) whose one or two write-set entries are not all lone
+ * words (an LTX, a sub-word ST), revalidate when the snapshot must be checked (with the clock value
  * taken), full for any other case (NULL: return false, nothing done).
  * Each is called last (a tail call), so that the fast path saves no
  * register; their result is the commit's.  done (if not NULL) runs after
@@ -247,6 +249,7 @@ bool ltx_tx_commit_revalidate_whole(struct ltx_tx *tx, uintptr_t ts);
  */
 struct ltx_commit_exits {
 	bool (*small)(void *ctx, struct ltx_tx *tx);
+	bool (*lone)(void *ctx, struct ltx_tx *tx);
 	bool (*revalidate)(void *ctx, struct ltx_tx *tx, uintptr_t ts);
 	bool (*full)(void *ctx, struct ltx_tx *tx);
 	void (*done)(void *ctx, struct ltx_tx *tx);
@@ -394,7 +397,7 @@ ltx_tx_fast_commit_nwords(struct ltx_tx *tx, struct ltx_wentry *w, bool two,
 
 	if (ltx_unlikely(w->link != LTX_WENTRY_LONE_SINGLE) ||
 	    (two && ltx_unlikely(w[1].link != LTX_WENTRY_LONE_SINGLE)))
-		return out->small(ctx, tx);
+		return out->lone(ctx, tx);
 	old = __atomic_fetch_add(&ltx_clock, 1, __ATOMIC_ACQ_REL);
 	ts = old + 1;
 	if (ltx_unlikely(old != cd->snapshot))
@@ -434,7 +437,7 @@ ltx_tx_fast_commit_words(struct ltx_tx *tx, struct ltx_wentry *w, uintptr_t n,
 		return ltx_tx_fast_commit_nwords(tx, w, false, out, ctx);
 	if (ltx_likely(n == 2 * sizeof(*w)))
 		return ltx_tx_fast_commit_nwords(tx, w, true, out, ctx);
-	return out->small(ctx, tx);
+	return out->full != NULL && out->full(ctx, tx); /* more than two */
 }
 
 /*
@@ -479,6 +482,20 @@ ltx_tx_exit_small(void *ctx, struct ltx_tx *tx)
 }
 
 static inline __attribute__((always_inline)) bool
+ltx_tx_exit_lone(void *ctx, struct ltx_tx *tx)
+{
+	(void)ctx;
+	return ltx_tx_commit_small(tx);
+}
+
+static inline __attribute__((always_inline)) bool
+ltx_tx_exit_lone_whole(void *ctx, struct ltx_tx *tx)
+{
+	(void)ctx;
+	return ltx_tx_commit_lone_whole(tx);
+}
+
+static inline __attribute__((always_inline)) bool
 ltx_tx_exit_revalidate(void *ctx, struct ltx_tx *tx, uintptr_t ts)
 {
 	(void)ctx;
@@ -511,6 +528,7 @@ ltx_tx_fast_commit(struct ltx_tx *tx)
 {
 	static const struct ltx_commit_exits out = {
 		.small = ltx_tx_exit_small,
+		.lone = ltx_tx_exit_lone,
 		.revalidate = ltx_tx_exit_revalidate,
 	};
 
@@ -522,6 +540,7 @@ ltx_tx_commit_inline(struct ltx_tx *tx)
 {
 	static const struct ltx_commit_exits out = {
 		.small = ltx_tx_exit_small_whole,
+		.lone = ltx_tx_exit_lone_whole,
 		.revalidate = ltx_tx_exit_revalidate_whole,
 		.full = ltx_tx_exit_full,
 	};

@@ -1137,6 +1137,11 @@ bool ltx_tx_commit_small_checked(struct ltx_tx *tx)
 	       tx->cd.ws_next - tx->cd.ws_base <= 2 && ltx_tx_commit_small(tx);
 }
 
+bool ltx_tx_commit_lone_whole(struct ltx_tx *tx)
+{
+	return ltx_tx_commit_small(tx) || ltx_tx_commit(tx);
+}
+
 bool ltx_tx_commit_small_whole(struct ltx_tx *tx)
 {
 	return ltx_tx_commit_small_checked(tx) || ltx_tx_commit(tx);
