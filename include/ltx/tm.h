@@ -172,7 +172,7 @@ int tm_stats_get(struct tm_stats *out);
 /*
  * The restart point, one of three kinds (TM__JMP_KIND, which the block
  * tells the library):
- *  2: x86-64 with GCC or Clang: tm__atomic_enter, which is the block's
+ *  2: x86-64 (LP64) with GCC or Clang: tm__atomic_enter, which is the block's
  *     begin and its setjmp in one call (returns_twice: the compiler keeps
  *     nothing in registers across it but what it saves, the callee-saved
  *     registers and the stack pointer; no signal mask, no pointer
@@ -189,7 +189,8 @@ int tm_stats_get(struct tm_stats *out);
 #define TM__JMP_KIND 0
 #endif
 #endif
-#if !defined(TM__JMP_KIND) && defined(__GNUC__) && defined(__x86_64__)
+#if !defined(TM__JMP_KIND) && defined(__GNUC__) && defined(__x86_64__) && \
+	!defined(__ILP32__)
 #define TM__JMP_KIND 2
 #elif !defined(TM__JMP_KIND) && defined(__GNUC__)
 #define TM__JMP_KIND 1
@@ -197,7 +198,7 @@ int tm_stats_get(struct tm_stats *out);
 #define TM__JMP_KIND 0
 #endif
 #if TM__JMP_KIND == 2
-typedef void *tm__jmp_buf[8];
+typedef void *tm__jmp_buf[7];	/* api/atomic-x86_64.S */
 #elif TM__JMP_KIND == 1
 typedef void *tm__jmp_buf[5];
 #define TM__SETJMP(b) __builtin_setjmp(b)
