@@ -11,7 +11,7 @@
 
 void *tm_malloc(size_t size)
 {
-	return ltx_mem_alloc(size, 0, false);
+	return ltx_mem_malloc(size);
 }
 
 void *tm_calloc(size_t nmemb, size_t size)

@@ -36,6 +36,21 @@ int ltx_je_mallctl(const char *name, void *old, size_t *oldlen, void *new,
 		   size_t newlen);
 
 /*
+ * The private copy's options (read when it starts; MALLOC_CONF still
+ * overrides them).  tm_free's blocks come back to jemalloc in bursts: a
+ * batch of up to 256 blocks at the end of its grace period (tx/mem.c).
+ * With jemalloc's default thread cache (for 64-byte blocks 128 slots) a
+ * burst overflows the cache, which flushes half of itself to the arena,
+ * and the allocations that follow refill it from there: about 24
+ * instructions more per tm_malloc.  Eight slabs' worth of slots, at most
+ * 512, hold a whole batch of the small sizes.  The cost is memory a
+ * thread's cache may hold, which jemalloc's incremental cache GC trims
+ * when a size goes unused.
+ */
+const char *ltx_je_malloc_conf =
+	"lg_tcache_nslots_mul:3,tcache_nslots_small_max:512";
+
+/*
  * Synchronization: ltx_alloc_backend is written once, inside pthread_once, before
  * any block exists; every later reader runs after ltx_alloc_init returned
  * (pthread_once orders it), or holds a block that could only come from it.

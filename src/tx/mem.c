@@ -116,9 +116,17 @@ struct batch {
 	struct block blocks[BATCH_BLOCKS];
 };
 
+/* A block allocated or freed by the running transaction: always one of
+ * ltx's allocator. */
+struct entry {
+	void *p;
+	size_t size; /* asked for or usable (sdallocx takes either); 0: look
+		      * it up (an aligned block) */
+};
+
 /* The blocks allocated or freed by the running transaction. */
 struct log {
-	struct block *b;
+	struct entry *b;
 	size_t n, cap;
 };
 
@@ -282,7 +290,7 @@ static inline bool log_push(struct log *l, void *p, size_t size)
 	if (ltx_unlikely(l->n == l->cap) &&
 	    !LTX_ARRAY_RESERVE(&l->b, &l->cap, l->n, l->n + 1, 16))
 		return false;
-	l->b[l->n++] = (struct block){ .p = p, .size = size };
+	l->b[l->n++] = (struct entry){ .p = p, .size = size };
 	return true;
 }
 
@@ -539,10 +547,13 @@ void ltx_mem_end(struct ltx_tx *tx, bool committed)
 	}
 	log_clear(&m->frees);
 	for (size_t i = 0; i < m->allocs.n; i++) {
-		check_and_forget(m->allocs.b[i].p);
-		m->allocs.b[i].size = ltx_alloc_usable(m->allocs.b[i].p);
+		void *p = m->allocs.b[i].p;
+		size_t size = m->allocs.b[i].size;
+
+		check_and_forget(p);
+		ltx_alloc_free(p, size != 0 ? size : ltx_alloc_usable(p));
 	}
-	release_blocks(tx, m, m->allocs.b, m->allocs.n);
+	tx->stats.mem_freed_blocks += m->allocs.n;
 	log_clear(&m->allocs);
 }
 
@@ -596,7 +607,13 @@ void *ltx_mem_alloc(size_t size, size_t align, bool zero)
 	tx->stats.mem_alloc_blocks++;
 	live_add(p);
 	if (!ltx_status_idle(status_of(tx))) {
-		if (ltx_unlikely(!log_push(&m->allocs, p, 0))) {
+		/* The size asked for, which sdallocx accepts (anything from
+		 * it to the usable size), so that a free of the block by
+		 * this transaction, or its abort, need not look the size
+		 * up; 0 (look it up) for an aligned block, whose size class
+		 * depends on the alignment too. */
+		if (ltx_unlikely(!log_push(&m->allocs, p,
+					   align == 0 ? size : 0))) {
 			/* No memory to log the block: give it back now; the
 			 * transaction is doomed (TM_ABORT_NOMEM) if it was
 			 * not already. */
@@ -615,6 +632,64 @@ void *ltx_mem_alloc(size_t size, size_t align, bool zero)
 	    ++m->since_reclaim >= RECLAIM_EVERY)
 		reclaim(tx, m);
 	return p;
+}
+
+/*
+ * tm_malloc: its common case (a thread with memory state, the jemalloc
+ * backend, a running transaction whose allocation log has room) costs the
+ * jemalloc call and a few stores.  The log entry is filled before that
+ * call, so that only the entry's address lives across it; a failed
+ * allocation takes the entry back.  The entry's block pointer is written
+ * only after the call, but nothing reads the log meanwhile: it is this
+ * thread's own, read only by this thread's tm_free and transaction end,
+ * and jemalloc calls no code of ltx.
+ */
+/* ltx_mem_malloc's jemalloc call failed: take back the log entry. */
+static __attribute__((noinline, cold)) void *malloc_failed(void)
+{
+	struct ltx_tx *tx = ltx_self;
+
+	tx->mem->allocs.n--;
+	tx->stats.mem_alloc_blocks--;
+	errno = ENOMEM;
+	return NULL;
+}
+
+void *ltx_mem_malloc(size_t size)
+{
+#ifndef LTX_DEBUG
+	struct ltx_tx *tx = ltx_self;
+	struct ltx_mem_thread *m = tx->mem;
+	struct entry *e;
+	void *p;
+
+	/* size - 1 < SIZE_MAX - 7: neither 0 nor too large to round.  When
+	 * batches are pending, the allocation that is due to try to reclaim
+	 * them takes ltx_mem_alloc, which counts it and reclaims. */
+	if (ltx_likely(m != NULL &&
+		       ltx_alloc_backend == LTX_ALLOC_JEMALLOC &&
+		       size - 1 < SIZE_MAX - 7 &&
+		       status_of(tx) == LTX_ACTIVE &&
+		       m->allocs.n != m->allocs.cap &&
+		       (ltx_likely(m->first == NULL) ||
+			m->since_reclaim < RECLAIM_EVERY - 1))) {
+		if (m->first != NULL)
+			m->since_reclaim++;
+		/* Whole words: as in ltx_mem_alloc. */
+		size = (size + 7) & ~(size_t)7;
+		e = &m->allocs.b[m->allocs.n++];
+		/* The size asked for: as in ltx_mem_alloc. */
+		e->size = size;
+		tx->stats.mem_alloc_blocks++;
+		log_transaction(tx);
+		p = ltx_je_malloc(size);
+		if (ltx_unlikely(p == NULL))
+			return malloc_failed();
+		e->p = p;
+		return p;
+	}
+#endif
+	return ltx_mem_alloc(size, 0, false);
 }
 
 /*
@@ -647,21 +722,25 @@ static bool take_lines(struct ltx_tx *tx, void *p, size_t size)
 }
 
 /*
- * Whether the running transaction allocated p (it is in the allocation
- * log): then no other transaction can have seen it (it was only in
- * buffered stores), and its free needs no lines and no grace period.
- * The log is taken back by one entry (the newest first: a block is
- * usually freed soon after it is allocated, if at all).
+ * If the running transaction allocated p (it is in the allocation log),
+ * take it out of the log and return a size to give it back with (the
+ * size asked for, or its usable size); else 0.  Such a block no other
+ * transaction can have seen (it was only in buffered stores), so its
+ * free needs no lines and no grace period.  The log is searched newest
+ * first: a block is usually freed soon after it is allocated, if at all.
  */
-static bool unpublished(struct ltx_mem_thread *m, void *p)
+static inline size_t unpublished(struct ltx_mem_thread *m, void *p)
 {
 	for (size_t i = m->allocs.n; i-- > 0;) {
 		if (m->allocs.b[i].p == p) {
+			size_t size = m->allocs.b[i].size;
+
 			m->allocs.b[i] = m->allocs.b[--m->allocs.n];
-			return true;
+			return ltx_likely(size != 0) ? size
+						     : ltx_alloc_usable(p);
 		}
 	}
-	return false;
+	return 0;
 }
 
 void ltx_mem_free(void *p)
@@ -687,6 +766,21 @@ void ltx_mem_free(void *p)
 	if (ltx_unlikely(st == LTX_DOOMED))
 		return; /* the free will not happen; p may be stale */
 	/*
+	 * A block this running transaction allocated goes straight back to
+	 * the allocator, with no line taken and no size looked up: no other
+	 * transaction can hold its address (it was only in this
+	 * transaction's buffered stores), and its allocation leaves the log,
+	 * so neither a commit nor an abort will see it again.  It is live
+	 * (debug builds): a second free of it is not found here.
+	 */
+	if (m->allocs.n != 0 && !ltx_status_idle(st) &&
+	    (size = unpublished(m, p)) != 0) {
+		check_and_forget(p);
+		ltx_alloc_free(p, size);
+		tx->stats.mem_freed_blocks++;
+		return;
+	}
+	/*
 	 * Debug builds: a block not live here may also be one whose free by
 	 * another transaction has just committed (the lines have a new
 	 * version): taking its first line dooms us then.
@@ -708,12 +802,6 @@ void ltx_mem_free(void *p)
 		while (!ltx_tx_commit(tx));
 		check_and_forget(p);
 		free_after_grace(tx, m, p, size, NULL);
-		return;
-	}
-	if (unpublished(m, p)) {
-		check_and_forget(p);
-		ltx_alloc_free(p, size);
-		tx->stats.mem_freed_blocks++;
 		return;
 	}
 	if (!take_lines(tx, p, size))

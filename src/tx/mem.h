@@ -16,6 +16,9 @@ struct tm_mem_stats;
  */
 void *ltx_mem_alloc(size_t size, size_t align, bool zero);
 
+/* ltx_mem_malloc: tm_malloc, ltx_mem_alloc(size, 0, false) faster. */
+void *ltx_mem_malloc(size_t size);
+
 /*
  * ltx_mem_free: tm_free.  The block is released to the allocator once the
  * free is committed and no transaction that might read it can exist.
