@@ -31,7 +31,6 @@
  */
 void *ltx_je_calloc(size_t n, size_t size);
 void *ltx_je_mallocx(size_t size, int flags);
-size_t ltx_je_sallocx(const void *p, int flags);
 int ltx_je_mallctl(const char *name, void *old, size_t *oldlen, void *new,
 		   size_t newlen);
 

@@ -743,7 +743,69 @@ static inline size_t unpublished(struct ltx_mem_thread *m, void *p)
 	return 0;
 }
 
+/*
+ * tm_free's common cases, for the jemalloc backend in a running
+ * transaction: the block the transaction allocated last (a block is
+ * usually freed soon after it is allocated, if at all), and, when the
+ * transaction allocated nothing, a block of an earlier transaction.
+ * Anything else takes free_slow, which does the same in general.
+ * Returns false for free_slow.
+ */
+static inline __attribute__((always_inline)) bool free_fast(void *p)
+{
+#ifndef LTX_DEBUG
+	struct ltx_tx *tx = ltx_self;
+	struct ltx_mem_thread *m = tx->mem;
+	size_t n, size;
+
+	if (ltx_unlikely(m == NULL ||
+			 ltx_alloc_backend != LTX_ALLOC_JEMALLOC ||
+			 status_of(tx) != LTX_ACTIVE))
+		return false;
+	n = m->allocs.n;
+	if (n != 0) {
+		/* Unpublished: as in free_slow.  Its entry leaves the log,
+		 * so neither commit nor abort sees the block again. */
+		size = m->allocs.b[n - 1].size;
+		if (m->allocs.b[n - 1].p != p || size == 0)
+			return false;
+		m->allocs.n = n - 1;
+		tx->stats.mem_freed_blocks++;
+		ltx_je_sdallocx(p, size, 0);
+		return true;
+	}
+	if (ltx_unlikely(m->frees.n == m->frees.cap))
+		return false;
+	size = ltx_je_sallocx(p, 0);
+	/* The lines of the block in E, marked to get a new version (as in
+	 * free_slow): a block within one line takes it inline. */
+	if (ltx_likely(((uintptr_t)p & LTX_LINE_MASK) + (size & ~(size_t)7) <=
+		       LTX_LINE_SIZE) &&
+	    ltx_likely(ltx_tx_fast_take_bumped(tx, p)))
+		;
+	else if (!take_lines(tx, p, size))
+		return true; /* doomed: the free will not happen */
+	/* The lines are ours, the log has room (nothing but this thread
+	 * touches it). */
+	m->frees.b[m->frees.n++] = (struct entry){ .p = p, .size = size };
+	log_transaction(tx);
+	return true;
+#else
+	(void)p;
+	return false;
+#endif
+}
+
+static __attribute__((noinline)) void free_slow(void *p);
+
 void ltx_mem_free(void *p)
+{
+	if (ltx_likely(p != NULL) && ltx_likely(free_fast(p)))
+		return;
+	free_slow(p);
+}
+
+static void free_slow(void *p)
 {
 	struct ltx_tx *tx;
 	struct ltx_mem_thread *m;
