@@ -355,17 +355,66 @@ static inline void copy_checkpoint(struct ltx_itm_jmpbuf *to,
 		dst[i] = src[i];
 }
 
-uint32_t ltx_itm_begin(uint32_t prop, const struct ltx_itm_jmpbuf *jb)
+/* The properties of a transaction that runs uninstrumented when alone:
+ * it has both code paths, and cannot cancel or must not go irrevocable
+ * by itself (choose_mode, irrevocable_path). */
+#define PR_ALONE_MASK                                                        \
+	(ITM_PR_INSTRUMENTED | ITM_PR_UNINSTRUMENTED | ITM_PR_HAS_NO_ABORT |  \
+	 ITM_PR_GOES_IRREVOCABLE)
+#define PR_ALONE                                                             \
+	(ITM_PR_INSTRUMENTED | ITM_PR_UNINSTRUMENTED | ITM_PR_HAS_NO_ABORT)
+
+/*
+ * The outermost begin when this thread is the only one that holds a
+ * descriptor: what choose_mode and enter would pick and do (ITM_SERIAL_IRR
+ * on the uninstrumented path), with the token taken by one CAS and
+ * nothing to drain (ltx_tx_begin_alone says why that is safe against a
+ * thread that takes a descriptor meanwhile).  False, having done nothing,
+ * when the general path must decide.
+ */
+static inline bool begin_alone(struct ltx_itm_thread *t, struct ltx_tx *tx,
+			       uint32_t prop, const struct ltx_itm_jmpbuf *jb)
 {
-	struct ltx_itm_thread *t = ltx_itm_thread_get();
+	if ((prop & PR_ALONE_MASK) != PR_ALONE || t->want_serial ||
+	    t->want_irrevocable ||
+	    !__atomic_load_n(&ltx_config.itm_serial, __ATOMIC_RELAXED) ||
+	    !ltx_tx_begin_alone(tx))
+		return false;
+	t->depth = 1;
+	t->prop = prop;
+	/*
+	 * Of the checkpoint, only the frame is needed: an irrevocable
+	 * transaction is never restarted or cancelled from its begin
+	 * (ltx_itm_restart and _ITM_abortTransaction refuse it), so nothing
+	 * returns to jb; the barriers and arm() read cfa.
+	 */
+	t->jb.cfa = jb->cfa;
+	t->mode = ITM_SERIAL_IRR;
+	t->log_writes = false;
+	t->stats.begins[ITM_SERIAL_IRR]++;
+	t->stats.uninstrumented++;
+	arm(t, tx);
+	return true;
+}
+
+/* The outermost begin in general (out of line: the path above saves no
+ * register). */
+static __attribute__((noinline)) uint32_t
+begin_outermost(struct ltx_itm_thread *t, uint32_t prop,
+		const struct ltx_itm_jmpbuf *jb)
+{
+	t->depth = 1;
+	t->prop = prop;
+	copy_checkpoint(&t->jb, jb);
+	return enter(t, choose_mode(t)) | ITM_A_SAVE_LIVE;
+}
+
+static __attribute__((noinline)) uint32_t
+begin_nested(struct ltx_itm_thread *t, uint32_t prop,
+	     const struct ltx_itm_jmpbuf *jb)
+{
 	struct ltx_itm_nest *n;
 
-	if (ltx_likely(t->depth == 0)) {
-		t->depth = 1;
-		t->prop = prop;
-		copy_checkpoint(&t->jb, jb);
-		return enter(t, choose_mode(t)) | ITM_A_SAVE_LIVE;
-	}
 	t->depth++;
 	/* Code that must run irrevocably, or exists only uninstrumented,
 	 * makes the whole transaction irrevocable (maybe by a restart). */
@@ -399,9 +448,28 @@ uint32_t ltx_itm_begin(uint32_t prop, const struct ltx_itm_jmpbuf *jb)
 	       ITM_A_SAVE_LIVE;
 }
 
+uint32_t ltx_itm_begin(uint32_t prop, const struct ltx_itm_jmpbuf *jb)
+{
+	struct ltx_tx *tx = ltx_self;
+	struct ltx_itm_thread *t = tx->frontend;
+
+	/* ltx_itm_thread_get's common case: the boot and refuse
+	 * descriptors have no front end state. */
+	if (ltx_unlikely(t == NULL || t->takes != tx->takes)) {
+		t = ltx_itm_thread_get();
+		tx = ltx_self; /* made by the call if it was the boot one */
+	}
+	if (ltx_unlikely(t->depth != 0))
+		return begin_nested(t, prop, jb);
+	if (ltx_likely(begin_alone(t, tx, prop, jb)))
+		return ITM_A_UNINSTRUMENTED | ITM_A_SAVE_LIVE;
+	return begin_outermost(t, prop, jb);
+}
+
 static void commit_outermost(struct ltx_itm_thread *t)
 {
 	struct ltx_tx *tx = ltx_self;
+	bool ok, alone = t->mode != ITM_INSTR;
 
 	t->stats.commits++;
 	t->cxa_catch_count = 0;
@@ -409,7 +477,11 @@ static void commit_outermost(struct ltx_itm_thread *t)
 	/* Over for the ABI before the commit actions run (they may begin a
 	 * transaction); a failed commit restarts it (checkpoint_restart). */
 	finish(t);
-	if (!ltx_tx_fast_commit(tx) && !ltx_tx_commit(tx))
+	if (alone)
+		ok = ltx_tx_commit_exclusive(tx);
+	else
+		ok = ltx_tx_fast_commit(tx) || ltx_tx_commit(tx);
+	if (!ok)
 		ltx_itm_fatal("a transaction that runs alone failed to commit");
 	tx->checkpoint = NULL;
 }

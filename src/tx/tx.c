@@ -592,10 +592,66 @@ void ltx_tx_begin(struct ltx_tx *tx)
 		begin(tx);
 }
 
+/*
+ * Whether no other thread can run a transaction beside the exclusive
+ * holder, so that there is nothing to drain: no other thread holds a
+ * descriptor.  Seq_cst, after the holder's seq_cst CAS of the token: the
+ * Dekker pair of tx/serial.h.  A thread that takes a descriptor after
+ * this load has its seq_cst increment of live_threads, and the full
+ * fence after it, ordered after the load, so its first begin's load of
+ * the token sees the CAS and it waits (serial_blocks).
+ */
+static bool alone_with_token(void)
+{
+	return __atomic_load_n(&live_threads, __ATOMIC_SEQ_CST) <= 1;
+}
+
+/*
+ * Begin the exclusive holder's transaction, for a descriptor that is idle
+ * for the fast paths (LTX_IDLE: the invisible mode, no capacity, not due
+ * for the serial fallback): what begin() does then, without its detours.
+ * As ltx_tx_fast_begin, then make_irrevocable, which with an empty read
+ * set only disarms the fast paths (limit 0: every operation of the
+ * holder, a tm_* one included, takes the slow path, which follows
+ * cd.irrevocable).  No token test after the status store: tx holds it.
+ */
+static inline void begin_held(struct ltx_tx *tx)
+{
+	tx->cause = 0;
+	/* Release: as in ltx_tx_fast_begin (tx/fast.h). */
+	__atomic_store_n(&tx->tx_id, tx->tx_id + 1, __ATOMIC_RELEASE);
+	tx->cd.limit = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	store_status(tx, LTX_ACTIVE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	tx->slow |= LTX_SLOW_SERIAL;
+	ltx_stats_write_begin(tx);
+	tx->stats.irrevocable++;
+	ltx_stats_write_end(tx);
+}
+
+bool ltx_tx_begin_alone(struct ltx_tx *tx)
+{
+	if (ltx_unlikely(load_status(tx) != LTX_IDLE) ||
+	    ltx_unlikely(!ltx_serial_try_exclusive(tx)))
+		return false;
+	if (ltx_unlikely(!alone_with_token())) {
+		/* Nothing was done under it: give it back. */
+		ltx_serial_release(tx);
+		return false;
+	}
+	begin_held(tx);
+	return true;
+}
+
 void ltx_tx_begin_exclusive(struct ltx_tx *tx)
 {
 	assert(ltx_status_idle(load_status(tx)));
 	ltx_serial_acquire_exclusive(tx);
+	if (load_status(tx) == LTX_IDLE && alone_with_token()) {
+		begin_held(tx);
+		return;
+	}
 	ltx_serial_drain(tx);
 	begin(tx);
 }
@@ -1068,6 +1124,35 @@ bool ltx_tx_commit(struct ltx_tx *tx)
 	if (tx->checkpoint != NULL)
 		restart(tx, tx->last_status | TM_ABORT_RETRY);
 	return false;
+}
+
+bool ltx_tx_commit_exclusive(struct ltx_tx *tx)
+{
+	struct ltx_cd *cd = &tx->cd;
+
+	/*
+	 * Nothing logged (it read and wrote memory directly), no slow bit
+	 * but the token's, still live: committed_slow's work alone, as an
+	 * update (it wrote memory directly).  A holder of the token
+	 * exclusive is never doomed (no other transaction runs, and a
+	 * signal leaves an irrevocable one alone: tx/signal.c), and its
+	 * empty logs have nothing to prepare or publish.
+	 */
+	if (ltx_unlikely(tx->slow != LTX_SLOW_SERIAL) ||
+	    ltx_unlikely(load_status(tx) != LTX_ACTIVE) ||
+	    cd->ws_next != cd->ws_base || cd->rs_next != cd->rs_base ||
+	    ltx_unlikely(!ltx_serial_exclusive(tx)))
+		return ltx_tx_commit(tx);
+	cd->limit = 0;
+	tx->stats.commits_rw++;
+	tx->end_state = 0;
+	/* Release, then the token's release: as committed_slow and
+	 * end_serial, so a transaction that begins once the token is free
+	 * sees this one over. */
+	store_status(tx, idle_status());
+	tx->slow = 0;
+	ltx_serial_release(tx);
+	return true;
 }
 
 void ltx_tx_abort(struct ltx_tx *tx)

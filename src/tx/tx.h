@@ -34,6 +34,14 @@ bool ltx_tx_commit(struct ltx_tx *tx);
 void ltx_tx_abort(struct ltx_tx *tx);
 
 /*
+ * ltx_tx_commit_exclusive: COMMIT of a transaction that runs alone (begun
+ * by ltx_tx_begin_exclusive or ltx_tx_begin_alone): with nothing logged
+ * and no slow bit but the token's, it only counts the commit and gives
+ * the token back; anything else takes ltx_tx_commit.
+ */
+bool ltx_tx_commit_exclusive(struct ltx_tx *tx);
+
+/*
  * ltx_tx_add_action: run fn(arg) when the live transaction commits
  * (on_commit true) or aborts (false).  Commit actions run in order after
  * the stores are published and the lines released; abort actions run in
@@ -61,6 +69,16 @@ void ltx_tx_begin(struct ltx_tx *tx);
  * ltx_tx_abort).  Not in signal handlers.
  */
 void ltx_tx_begin_exclusive(struct ltx_tx *tx);
+
+/*
+ * ltx_tx_begin_alone: ltx_tx_begin_exclusive's quick case, when no other
+ * thread holds a descriptor: one CAS of the token and nothing to drain.
+ * Returns false, having changed nothing, if another thread holds a
+ * descriptor, the token is taken, or tx is not idle for the fast paths
+ * (status LTX_IDLE; the caller then chooses again).  Not in signal
+ * handlers.
+ */
+bool ltx_tx_begin_alone(struct ltx_tx *tx);
 
 /*
  * ltx_tx_become_exclusive: make tx's live transaction one that runs
