@@ -82,9 +82,8 @@ static inline bool ltx_serial_try_exclusive(struct ltx_tx *tx)
 	 * ltx_serial_drain and ltx_tx_begin_alone (see above); also the
 	 * acquire of the token. */
 	if (!__atomic_compare_exchange_n(&ltx_serial_token, &expect,
-					 (uintptr_t)tx | LTX_SERIAL_EXCL,
-					 false, __ATOMIC_SEQ_CST,
-					 __ATOMIC_RELAXED))
+					 (uintptr_t)tx | LTX_SERIAL_EXCL, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 		return false;
 	tx->cd.irrevocable = 1; /* the flag cd's operations follow (cd.h) */
 	return true;

@@ -58,8 +58,8 @@ struct ltx_tx ltx_refuse_tx = {
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ltx_tx *registry;
 /* Threads that hold a descriptor of their own (handler twins are not
- * counted): read without the lock by ltx_tx_other_threads. */
-static unsigned live_threads;
+ * counted): read without the lock by ltx_tx_other_threads (tx.h). */
+unsigned ltx_tx_live_threads;
 static uint32_t next_id;
 static pthread_key_t exit_key;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -260,7 +260,7 @@ static void thread_exit(void *arg)
 	pthread_mutex_lock(&registry_lock);
 	tx->in_use = 0;
 	pthread_mutex_unlock(&registry_lock);
-	__atomic_fetch_sub(&live_threads, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&ltx_tx_live_threads, 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -340,7 +340,8 @@ static void fork_child(void)
 	}
 	if (token_holder != NULL && !fork_kept(token_holder, me))
 		__atomic_store_n(&ltx_serial_token, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&live_threads, me != NULL ? 1 : 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&ltx_tx_live_threads, me != NULL ? 1 : 0,
+			 __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&registry_lock);
 }
 
@@ -452,7 +453,7 @@ struct ltx_tx *ltx_tx_self(void)
 	ltx_self = tx;
 	/* Seq_cst, then a full fence, before this thread's first begin: the
 	 * exclusive taker's side of the Dekker pair (tx/serial.h). */
-	__atomic_fetch_add(&live_threads, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&ltx_tx_live_threads, 1, __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	ltx_stats_arm(tx);
 	return tx;
@@ -460,7 +461,7 @@ struct ltx_tx *ltx_tx_self(void)
 
 unsigned ltx_tx_other_threads_now(void)
 {
-	unsigned n = __atomic_load_n(&live_threads, __ATOMIC_SEQ_CST);
+	unsigned n = __atomic_load_n(&ltx_tx_live_threads, __ATOMIC_SEQ_CST);
 	unsigned mine = ltx_self != &ltx_boot_tx;
 
 	return n > mine ? n - mine : 0;
@@ -468,7 +469,7 @@ unsigned ltx_tx_other_threads_now(void)
 
 unsigned ltx_tx_other_threads(void)
 {
-	unsigned n = __atomic_load_n(&live_threads, __ATOMIC_RELAXED);
+	unsigned n = __atomic_load_n(&ltx_tx_live_threads, __ATOMIC_RELAXED);
 	unsigned mine = ltx_self != &ltx_boot_tx; /* a twin: its parent */
 
 	return n > mine ? n - mine : 0;
@@ -597,13 +598,13 @@ void ltx_tx_begin(struct ltx_tx *tx)
  * holder, so that there is nothing to drain: no other thread holds a
  * descriptor.  Seq_cst, after the holder's seq_cst CAS of the token: the
  * Dekker pair of tx/serial.h.  A thread that takes a descriptor after
- * this load has its seq_cst increment of live_threads, and the full
+ * this load has its seq_cst increment of ltx_tx_live_threads, and the full
  * fence after it, ordered after the load, so its first begin's load of
  * the token sees the CAS and it waits (serial_blocks).
  */
 static bool alone_with_token(void)
 {
-	return __atomic_load_n(&live_threads, __ATOMIC_SEQ_CST) <= 1;
+	return __atomic_load_n(&ltx_tx_live_threads, __ATOMIC_SEQ_CST) <= 1;
 }
 
 /*
@@ -632,7 +633,9 @@ static inline void begin_held(struct ltx_tx *tx)
 
 bool ltx_tx_begin_alone(struct ltx_tx *tx)
 {
-	if (ltx_unlikely(load_status(tx) != LTX_IDLE) ||
+	/* The count read first as a hint, so that threads that are not
+	 * alone never write the token's line for nothing. */
+	if (ltx_unlikely(load_status(tx) != LTX_IDLE) || !ltx_tx_alone_hint() ||
 	    ltx_unlikely(!ltx_serial_try_exclusive(tx)))
 		return false;
 	if (ltx_unlikely(!alone_with_token())) {

@@ -130,6 +130,20 @@ struct ltx_tx *ltx_tx_self(void);
  */
 unsigned ltx_tx_other_threads(void);
 
+/*
+ * ltx_tx_live_threads: the threads that hold a descriptor of their own
+ * (tx.c writes it with seq_cst RMWs when one takes or gives back one).
+ * ltx_tx_alone_hint: whether the calling thread, which holds one, looks
+ * like the only one: a relaxed load, a hint as ltx_tx_other_threads (a
+ * thread may take one right after); ltx_tx_begin_alone decides for good.
+ */
+extern unsigned ltx_tx_live_threads;
+
+static inline bool ltx_tx_alone_hint(void)
+{
+	return __atomic_load_n(&ltx_tx_live_threads, __ATOMIC_RELAXED) <= 1;
+}
+
 /* ltx_tx_other_threads_now: the same, as a seq_cst load (the Dekker
  * pair of the serial token, tx/serial.h). */
 unsigned ltx_tx_other_threads_now(void);

@@ -23,7 +23,7 @@
 #include "itm-test.h"
 
 #define ACCOUNTS 8
-#define START 1000
+#define START	 1000
 
 static uint64_t acct[ACCOUNTS];
 static uint64_t transfers; /* committed transfers, counted inside them */
@@ -48,14 +48,16 @@ static void *gcc_worker(void *arg)
 		uint64_t k = r / 512 % 50, sum = 0;
 
 		if (r / 65536 % 4 == 0) {
-			__transaction_atomic {
+			__transaction_atomic
+			{
 				for (int i = 0; i < ACCOUNTS; i++)
 					sum += acct[i];
 			}
 			torn_gcc += sum != ACCOUNTS * START;
 			continue;
 		}
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			uint64_t m = take(acct[from], k);
 
 			acct[from] -= m;
@@ -79,7 +81,8 @@ static void *tm_worker(void *arg)
 		if (r / 65536 % 4 == 0) {
 			volatile uint64_t sum = 0;
 
-			TM_ATOMIC {
+			TM_ATOMIC
+			{
 				uint64_t s = 0;
 
 				for (int j = 0; j < ACCOUNTS; j++)
@@ -89,7 +92,8 @@ static void *tm_worker(void *arg)
 			torn_tm += sum != ACCOUNTS * START;
 			continue;
 		}
-		TM_ATOMIC {
+		TM_ATOMIC
+		{
 			uint64_t a = tm_ltx_u64(&acct[from]), m = take(a, k);
 
 			tm_st_u64(&acct[from], a - m);
@@ -126,9 +130,10 @@ int main(int argc, char **argv)
 		sum += acct[i];
 	if (torn_gcc != 0 || torn_tm != 0 || sum != ACCOUNTS * START ||
 	    transfers != gcc_expect + tm_expect)
-		fprintf(stderr, "alone_churn: %ld+%ld torn audits, total %llu "
-				"(expected %d), %llu transfers (expected "
-				"%llu)\n",
+		fprintf(stderr,
+			"alone_churn: %ld+%ld torn audits, total %llu "
+			"(expected %d), %llu transfers (expected "
+			"%llu)\n",
 			torn_gcc, torn_tm, (unsigned long long)sum,
 			ACCOUNTS * START, (unsigned long long)transfers,
 			(unsigned long long)(gcc_expect + tm_expect));
