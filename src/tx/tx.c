@@ -597,10 +597,15 @@ void ltx_tx_begin(struct ltx_tx *tx)
  * Whether no other thread can run a transaction beside the exclusive
  * holder, so that there is nothing to drain: no other thread holds a
  * descriptor.  Seq_cst, after the holder's seq_cst CAS of the token: the
- * Dekker pair of tx/serial.h.  A thread that takes a descriptor after
- * this load has its seq_cst increment of ltx_tx_live_threads, and the full
- * fence after it, ordered after the load, so its first begin's load of
- * the token sees the CAS and it waits (serial_blocks).
+ * Dekker pair of tx/serial.h.  A thread that takes a descriptor and is
+ * not counted by this load has its seq_cst increment of
+ * ltx_tx_live_threads, and the full fence after it, ordered after the
+ * load, hence after the CAS: its first begin's load of the token sees
+ * the CAS, and it waits (serial_blocks; ltx_tx_fast_begin steps back).
+ * A thread that gave its descriptor back had ended its transaction
+ * first (thread_exit) and decremented the count with a release RMW,
+ * which this load reads or follows in the count's RMW chain: whatever
+ * that transaction did happens before the holder's direct accesses.
  */
 static bool alone_with_token(void)
 {

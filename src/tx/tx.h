@@ -75,8 +75,9 @@ void ltx_tx_begin_exclusive(struct ltx_tx *tx);
  * thread holds a descriptor: one CAS of the token and nothing to drain.
  * Returns false, having changed nothing, if another thread holds a
  * descriptor, the token is taken, or tx is not idle for the fast paths
- * (status LTX_IDLE; the caller then chooses again).  Not in signal
- * handlers.
+ * (status LTX_IDLE; the caller then chooses again).  Where it may be
+ * called, as ltx_tx_begin_exclusive, whose work it does when it returns
+ * true.
  */
 bool ltx_tx_begin_alone(struct ltx_tx *tx);
 
