@@ -17,13 +17,6 @@
 #include "tx/stats.h"
 #include "tx/tx.h"
 
-__attribute__((constructor)) static void load_config(void)
-{
-	ltx_config_from_env();
-	ltx_stats_init();
-	ltx_tx_signals_init();
-}
-
 tm_word_t tm_lt(const void *addr)
 {
 	if (ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))

@@ -47,6 +47,20 @@ struct ltx_tx ltx_refuse_tx = {
 	.cd = { .orecs = refuse_orecs, .orec_mul = LTX_HASH_MUL, .no_alloc = 1 },
 };
 
+/*
+ * At load time: the settings from the environment, the statistics export
+ * they ask for, and what a signal does to a transaction.  Here, in the
+ * engine, because every front end links it: a program linked with libltx.a
+ * that calls only GCC's libitm ABI pulls in no tm_* object, and its LTX_*
+ * settings were once ignored (tests/static-link.sh).
+ */
+__attribute__((constructor)) static void tx_load(void)
+{
+	ltx_config_from_env();
+	ltx_stats_init();
+	ltx_tx_signals_init();
+}
+
 /* What a transaction on ltx_refuse_tx reports. */
 #define REFUSE_CAUSE (TM_ABORT_SIGNAL | TM_ABORT_CAPACITY)
 
