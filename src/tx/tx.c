@@ -1154,15 +1154,18 @@ bool ltx_tx_commit_exclusive(struct ltx_tx *tx)
 
 	/*
 	 * Nothing logged (it read and wrote memory directly), no slow bit
-	 * but the token's, still live: committed_slow's work alone, as an
-	 * update (it wrote memory directly).  A holder of the token
-	 * exclusive is never doomed (no other transaction runs, and a
-	 * signal leaves an irrevocable one alone: tx/signal.c), and its
-	 * empty logs have nothing to prepare or publish.
+	 * but the token's, still live, in the invisible mode off its
+	 * counted path: committed_slow's work alone, as an update (it wrote
+	 * memory directly).  A holder of the token exclusive is never
+	 * doomed (no other transaction runs, and a signal leaves an
+	 * irrevocable one alone: tx/signal.c), and the invisible mode has
+	 * nothing to prepare or publish for empty logs (ltx_inv_prepare,
+	 * ltx_inv_publish: only the reset below).
 	 */
 	if (ltx_unlikely(tx->slow != LTX_SLOW_SERIAL) ||
 	    ltx_unlikely(load_status(tx) != LTX_ACTIVE) ||
 	    cd->ws_next != cd->ws_base || cd->rs_next != cd->rs_base ||
+	    ltx_unlikely(tx->mode != LTX_MODE_INVISIBLE || cd->counted) ||
 	    ltx_unlikely(!ltx_serial_exclusive(tx)))
 		return ltx_tx_commit(tx);
 	cd->limit = 0;
