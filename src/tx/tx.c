@@ -650,11 +650,21 @@ static inline void begin_held(struct ltx_tx *tx)
 	ltx_stats_write_end(tx);
 }
 
+/* begin() out of line, so that ltx_tx_begin_alone's common case saves
+ * no register. */
+static __attribute__((noinline)) void begin_general(struct ltx_tx *tx)
+{
+	begin(tx);
+}
+
 bool ltx_tx_begin_alone(struct ltx_tx *tx)
 {
+	int st = load_status(tx);
+
 	/* The count read first as a hint, so that threads that are not
 	 * alone never write the token's line for nothing. */
-	if (ltx_unlikely(load_status(tx) != LTX_IDLE) || !ltx_tx_alone_hint() ||
+	if (ltx_unlikely(!ltx_status_idle(st)) ||
+	    ltx_unlikely(tx->slow & LTX_SLOW_STATIC) || !ltx_tx_alone_hint() ||
 	    ltx_unlikely(!ltx_serial_try_exclusive(tx)))
 		return false;
 	if (ltx_unlikely(!alone_with_token())) {
@@ -662,7 +672,12 @@ bool ltx_tx_begin_alone(struct ltx_tx *tx)
 		ltx_serial_release(tx);
 		return false;
 	}
-	begin_held(tx);
+	/* Other modes and settings: the general begin, as
+	 * ltx_tx_begin_exclusive's after its drain. */
+	if (ltx_likely(st == LTX_IDLE))
+		begin_held(tx);
+	else
+		begin_general(tx);
 	return true;
 }
 

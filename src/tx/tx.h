@@ -74,8 +74,8 @@ void ltx_tx_begin_exclusive(struct ltx_tx *tx);
  * ltx_tx_begin_alone: ltx_tx_begin_exclusive's quick case, when no other
  * thread holds a descriptor: one CAS of the token and nothing to drain.
  * Returns false, having changed nothing, if another thread holds a
- * descriptor, the token is taken, or tx is not idle for the fast paths
- * (status LTX_IDLE; the caller then chooses again).  Where it may be
+ * descriptor, the token is taken, or tx is not idle (the caller then
+ * chooses again).  Where it may be
  * called, as ltx_tx_begin_exclusive, whose work it does when it returns
  * true.
  */
