@@ -14,6 +14,7 @@
 #include "itm/libitm.h"
 #include "rt/array.h"
 #include "rt/config.h"
+#include "tx/alone.h"
 #include "tx/fast.h"
 #include "tx/tx.h"
 
@@ -396,7 +397,7 @@ static inline void copy_checkpoint(struct ltx_itm_jmpbuf *to,
 static inline bool begin_alone(struct ltx_itm_thread *t, struct ltx_tx *tx,
 			       uint32_t prop, const struct ltx_itm_jmpbuf *jb)
 {
-	if (!ltx_tx_begin_alone(tx))
+	if (!ltx_tx_fast_begin_alone(tx))
 		return false;
 	t->depth = 1;
 	t->prop = prop;

@@ -20,6 +20,7 @@
 #include "rt/backoff.h"
 #include "rt/config.h"
 #include "rt/wait.h"
+#include "tx/alone.h"
 #include "tx/serial.h"
 #include "tx/stats.h"
 #include "tx/fast.h"
@@ -607,49 +608,6 @@ void ltx_tx_begin(struct ltx_tx *tx)
 		begin(tx);
 }
 
-/*
- * Whether no other thread can run a transaction beside the exclusive
- * holder, so that there is nothing to drain: no other thread holds a
- * descriptor.  Seq_cst, after the holder's seq_cst CAS of the token: the
- * Dekker pair of tx/serial.h.  A thread that takes a descriptor and is
- * not counted by this load has its seq_cst increment of
- * ltx_tx_live_threads, and the full fence after it, ordered after the
- * load, hence after the CAS: its first begin's load of the token sees
- * the CAS, and it waits (serial_blocks; ltx_tx_fast_begin steps back).
- * A thread that gave its descriptor back had ended its transaction
- * first (thread_exit) and decremented the count with a release RMW,
- * which this load reads or follows in the count's RMW chain: whatever
- * that transaction did happens before the holder's direct accesses.
- */
-static bool alone_with_token(void)
-{
-	return __atomic_load_n(&ltx_tx_live_threads, __ATOMIC_SEQ_CST) <= 1;
-}
-
-/*
- * Begin the exclusive holder's transaction, for a descriptor that is idle
- * for the fast paths (LTX_IDLE: the invisible mode, no capacity, not due
- * for the serial fallback): what begin() does then, without its detours.
- * As ltx_tx_fast_begin, then make_irrevocable, which with an empty read
- * set only disarms the fast paths (limit 0: every operation of the
- * holder, a tm_* one included, takes the slow path, which follows
- * cd.irrevocable).  No token test after the status store: tx holds it.
- */
-static inline void begin_held(struct ltx_tx *tx)
-{
-	tx->cause = 0;
-	/* Release: as in ltx_tx_fast_begin (tx/fast.h). */
-	__atomic_store_n(&tx->tx_id, tx->tx_id + 1, __ATOMIC_RELEASE);
-	tx->cd.limit = 0;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	store_status(tx, LTX_ACTIVE);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	tx->slow |= LTX_SLOW_SERIAL;
-	ltx_stats_write_begin(tx);
-	tx->stats.irrevocable++;
-	ltx_stats_write_end(tx);
-}
-
 /* begin() out of line, so that ltx_tx_begin_alone's common case saves
  * no register. */
 static __attribute__((noinline)) void begin_general(struct ltx_tx *tx)
@@ -667,7 +625,7 @@ bool ltx_tx_begin_alone(struct ltx_tx *tx)
 	    ltx_unlikely(tx->slow & LTX_SLOW_STATIC) || !ltx_tx_alone_hint() ||
 	    ltx_unlikely(!ltx_serial_try_exclusive(tx)))
 		return false;
-	if (ltx_unlikely(!alone_with_token())) {
+	if (ltx_unlikely(!ltx_tx_alone_with_token())) {
 		/* Nothing was done under it: give it back. */
 		ltx_serial_release(tx);
 		return false;
@@ -675,7 +633,7 @@ bool ltx_tx_begin_alone(struct ltx_tx *tx)
 	/* Other modes and settings: the general begin, as
 	 * ltx_tx_begin_exclusive's after its drain. */
 	if (ltx_likely(st == LTX_IDLE))
-		begin_held(tx);
+		ltx_tx_fast_begin_held(tx);
 	else
 		begin_general(tx);
 	return true;
@@ -685,8 +643,8 @@ void ltx_tx_begin_exclusive(struct ltx_tx *tx)
 {
 	assert(ltx_status_idle(load_status(tx)));
 	ltx_serial_acquire_exclusive(tx);
-	if (load_status(tx) == LTX_IDLE && alone_with_token()) {
-		begin_held(tx);
+	if (load_status(tx) == LTX_IDLE && ltx_tx_alone_with_token()) {
+		ltx_tx_fast_begin_held(tx);
 		return;
 	}
 	ltx_serial_drain(tx);
