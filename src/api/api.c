@@ -117,11 +117,7 @@ bool tm_validate(void)
 
 bool tm_commit(void)
 {
-	struct ltx_tx *tx = ltx_self;
-
-	if (ltx_likely(ltx_tx_fast_commit(tx)))
-		return true;
-	return ltx_tx_commit(tx);
+	return ltx_tx_commit_inline(ltx_self);
 }
 
 void tm_abort(void)

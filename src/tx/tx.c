@@ -1200,6 +1200,27 @@ __attribute__((noinline)) bool ltx_tx_fast_commit_revalidate(struct ltx_tx *tx,
 	return ltx_tx_fast_commit_small(tx, ts);
 }
 
+bool ltx_tx_commit_small_checked(struct ltx_tx *tx)
+{
+	return (tx->slow & ~LTX_SLOW_AFTER) == 0 && tx->cd.limit != 0 &&
+	       tx->cd.ws_next - tx->cd.ws_base <= 2 && ltx_tx_commit_small(tx);
+}
+
+bool ltx_tx_commit_lone_whole(struct ltx_tx *tx)
+{
+	return ltx_tx_commit_small(tx) || ltx_tx_commit(tx);
+}
+
+bool ltx_tx_commit_small_whole(struct ltx_tx *tx)
+{
+	return ltx_tx_commit_small_checked(tx) || ltx_tx_commit(tx);
+}
+
+bool ltx_tx_commit_revalidate_whole(struct ltx_tx *tx, uintptr_t ts)
+{
+	return ltx_tx_fast_commit_revalidate(tx, ts) || ltx_tx_commit(tx);
+}
+
 void ltx_tx_leave_block(struct ltx_tx *tx)
 {
 	struct ltx_checkpoint *cp = tx->checkpoint;
