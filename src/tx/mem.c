@@ -644,6 +644,7 @@ void *ltx_mem_alloc(size_t size, size_t align, bool zero)
  * thread's own, read only by this thread's tm_free and transaction end,
  * and jemalloc calls no code of ltx.
  */
+#ifndef LTX_DEBUG
 /* ltx_mem_malloc's jemalloc call failed: take back the log entry. */
 static __attribute__((noinline, cold)) void *malloc_failed(void)
 {
@@ -654,6 +655,7 @@ static __attribute__((noinline, cold)) void *malloc_failed(void)
 	errno = ENOMEM;
 	return NULL;
 }
+#endif
 
 void *ltx_mem_malloc(size_t size)
 {
