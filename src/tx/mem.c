@@ -642,7 +642,9 @@ void *ltx_mem_alloc(size_t size, size_t align, bool zero)
  * allocation takes the entry back.  The entry's block pointer is written
  * only after the call, but nothing reads the log meanwhile: it is this
  * thread's own, read only by this thread's tm_free and transaction end,
- * and jemalloc calls no code of ltx.
+ * jemalloc calls no code of ltx, and its malloc has no cancellation
+ * point (a signal handler may not call tm_malloc or end the transaction
+ * from inside it: jemalloc is not async-signal-safe).
  */
 #ifndef LTX_DEBUG
 /* ltx_mem_malloc's jemalloc call failed: take back the log entry. */
