@@ -6,7 +6,6 @@
 #include <ltx/tm.h>
 
 #include <check.h>
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,27 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const modes[] = { "invisible", "visible" };
-#define NMODES ((int)(sizeof(modes) / sizeof(modes[0])))
-
-static bool use_mode(int i)
-{
-	if (tm_config_set("LTX_MODE", modes[i]) == 0)
-		return true;
-	ck_assert_int_eq(errno, EINVAL);
-	return false;
-}
-
-static void set_handler(int sig, void (*h)(int), int flags)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = h;
-	sa.sa_flags = flags;
-	sigemptyset(&sa.sa_mask);
-	ck_assert_int_eq(sigaction(sig, &sa, NULL), 0);
-}
+#include "bank.h"
+#include "ltx-test.h"
 
 static volatile sig_atomic_t hits;
 static volatile sig_atomic_t handler_saw_tx;
@@ -79,7 +59,7 @@ START_TEST(test_resethand_handler_runs_once_then_default)
 {
 	struct sigaction old;
 
-	set_handler(SIGUSR2, count_hit, SA_RESETHAND);
+	ltx_test_set_handler(SIGUSR2, count_hit, SA_RESETHAND);
 	hits = 0;
 	raise(SIGUSR2);
 	ck_assert_int_eq(hits, 1);
@@ -101,9 +81,9 @@ START_TEST(test_signal_dooms_the_transaction_it_lands_in)
 {
 	unsigned st;
 
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
-	set_handler(SIGUSR1, count_hit, 0);
+	ltx_test_set_handler(SIGUSR1, count_hit, 0);
 	hits = 0;
 	a = 3;
 	tm_st(&a, tm_lt(&a) + 1);
@@ -135,9 +115,9 @@ static void handler_transaction(int sig)
 
 START_TEST(test_handler_transaction_leaves_interrupted_one_intact)
 {
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
-	set_handler(SIGUSR1, handler_transaction, 0);
+	ltx_test_set_handler(SIGUSR1, handler_transaction, 0);
 	a = 10;
 	b = 0;
 	hits = 0;
@@ -160,9 +140,9 @@ END_TEST
 
 START_TEST(test_irrevocable_transaction_is_not_doomed_by_signal)
 {
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
-	set_handler(SIGUSR1, count_hit, 0);
+	ltx_test_set_handler(SIGUSR1, count_hit, 0);
 	a = 1;
 	hits = 0;
 	ck_assert(tm_irrevocable());
@@ -216,18 +196,17 @@ START_TEST(test_zombie_dereferencing_unmapped_memory_restarts)
 	volatile int runs = 0;
 	volatile unsigned why = 0;
 	volatile tm_word_t got = 1;
+	bool visible = strcmp(ltx_test_modes[_i], "visible") == 0;
 	pthread_t t;
 
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
 	ck_assert_ptr_ne(n, MAP_FAILED);
 	n->value = 77;
 	shared_word = (tm_word_t)n;
 	zombie_stage = 0;
 	ck_assert_int_eq(pthread_create(&t, NULL, free_and_unmap,
-				       strcmp(modes[_i], "visible") == 0
-					       ? (void *)1
-					       : NULL),
+				       visible ? (void *)1 : NULL),
 			 0);
 	TM_ATOMIC {
 		struct node *p;
@@ -244,7 +223,7 @@ START_TEST(test_zombie_dereferencing_unmapped_memory_restarts)
 		got = p != NULL ? tm_lt(&p->value) : 0;
 	}
 	pthread_join(t, NULL);
-	if (strcmp(modes[_i], "visible") == 0) {
+	if (visible) {
 		/* Visible: the reader was never doomed. */
 		ck_assert_int_eq(runs, 1);
 		ck_assert_uint_eq(got, 77);
@@ -289,7 +268,7 @@ START_TEST(test_null_dereference_in_valid_transaction_kills)
 {
 	int status;
 
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
 	null_holder = 0;
 	status = run_null_deref_child(false);
@@ -309,7 +288,7 @@ END_TEST
 #define STORM_SECONDS 2
 #define EXACT_ROUNDS 50
 
-static tm_word_t accounts[ACCOUNTS][8] __attribute__((aligned(64)));
+static struct bank bank;
 static tm_word_t handled_tx __attribute__((aligned(64)));
 static unsigned long handled[WORKERS];
 static __thread int worker_id = -1;
@@ -334,6 +313,8 @@ static void storm_handler(int sig)
 
 static void storm_transfer(struct worker *w, unsigned from, unsigned to)
 {
+	tm_word_t *src = bank_balance(&bank, from);
+	tm_word_t *dst = bank_balance(&bank, to);
 	volatile int attempt = 0;
 
 	TM_ATOMIC {
@@ -348,22 +329,10 @@ static void storm_transfer(struct worker *w, unsigned from, unsigned to)
 					w->bad_code++;
 			}
 		}
-		x = tm_lt(&accounts[from][0]);
-		tm_st(&accounts[from][0], x - 1);
-		tm_st(&accounts[to][0], tm_lt(&accounts[to][0]) + 1);
+		x = tm_lt(src);
+		tm_st(src, x - 1);
+		tm_st(dst, tm_lt(dst) + 1);
 	}
-}
-
-static tm_word_t storm_audit(void)
-{
-	volatile tm_word_t sum = 0;
-
-	TM_ATOMIC {
-		sum = 0;
-		for (int i = 0; i < ACCOUNTS; i++)
-			sum += tm_lt(&accounts[i][0]);
-	}
-	return sum;
 }
 
 static void *storm_worker(void *arg)
@@ -373,7 +342,7 @@ static void *storm_worker(void *arg)
 
 	worker_id = w->id;
 	/* The descriptors are made here, not in a handler (no malloc). */
-	(void)tm_lt(&accounts[0][0]);
+	(void)tm_lt(bank_balance(&bank, 0));
 	tm_commit();
 	__atomic_fetch_add(&workers_ready, 1, __ATOMIC_RELEASE);
 	while (!storm_stop) {
@@ -382,7 +351,7 @@ static void *storm_worker(void *arg)
 
 		storm_transfer(w, from, to);
 		if ((++w->transfers & 63) == 0 &&
-		    storm_audit() != (tm_word_t)ACCOUNTS * INITIAL)
+		    bank_audit(&bank) != (tm_word_t)ACCOUNTS * INITIAL)
 			w->audits_bad++;
 	}
 	return NULL;
@@ -402,17 +371,15 @@ START_TEST(test_signal_storm_loses_no_money_and_no_signal)
 	unsigned long sent[WORKERS] = { 0 }, total_sent = 0, aborts = 0;
 	unsigned long total_handled = 0;
 	double end;
-	tm_word_t sum = 0;
 
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
-	for (int i = 0; i < ACCOUNTS; i++)
-		accounts[i][0] = INITIAL;
+	bank_open(&bank, ACCOUNTS, INITIAL);
 	handled_tx = 0;
 	memset(handled, 0, sizeof(handled));
 	storm_stop = 0;
 	workers_ready = 0;
-	set_handler(SIGUSR1, storm_handler, SA_RESTART);
+	ltx_test_set_handler(SIGUSR1, storm_handler, SA_RESTART);
 	for (int i = 0; i < WORKERS; i++) {
 		memset(&w[i], 0, sizeof(w[i]));
 		w[i].id = i;
@@ -460,15 +427,15 @@ START_TEST(test_signal_storm_loses_no_money_and_no_signal)
 		aborts += w[i].signal_aborts;
 	}
 	signal(SIGUSR1, SIG_DFL);
-	for (int i = 0; i < ACCOUNTS; i++)
-		sum += accounts[i][0];
-	ck_assert_uint_eq(sum, (tm_word_t)ACCOUNTS * INITIAL);
+	ck_assert_uint_eq(bank_total(&bank), (tm_word_t)ACCOUNTS * INITIAL);
 	/* Each handler run committed its own transaction exactly once. */
 	ck_assert_uint_eq(handled_tx, total_handled);
 	ck_assert_uint_gt(aborts, 0);
-	fprintf(stderr, "storm (%s): %lu SIGUSR1 sent in %d s, %lu handled, "
-		"%lu transactions aborted by them\n", modes[_i], total_sent,
-		STORM_SECONDS, total_handled - WORKERS * EXACT_ROUNDS, aborts);
+	fprintf(stderr,
+		"storm (%s): %lu SIGUSR1 sent in %d s, %lu handled, "
+		"%lu transactions aborted by them\n",
+		ltx_test_modes[_i], total_sent, STORM_SECONDS,
+		total_handled - WORKERS * EXACT_ROUNDS, aborts);
 }
 END_TEST
 
@@ -476,32 +443,26 @@ int main(void)
 {
 	Suite *s = suite_create("signal");
 	TCase *tc = tcase_create("signal");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_sigaction_reports_application_handler);
 	tcase_add_test(tc, test_resethand_handler_runs_once_then_default);
 	tcase_add_test(tc, test_fault_signals_report_default_disposition);
 	tcase_add_loop_test(tc, test_signal_dooms_the_transaction_it_lands_in,
-			    0, NMODES);
+			    0, LTX_TEST_NMODES);
 	tcase_add_loop_test(
 		tc, test_handler_transaction_leaves_interrupted_one_intact, 0,
-		NMODES);
+		LTX_TEST_NMODES);
 	tcase_add_loop_test(
 		tc, test_irrevocable_transaction_is_not_doomed_by_signal, 0,
-		NMODES);
+		LTX_TEST_NMODES);
 	tcase_add_loop_test(tc,
 			    test_zombie_dereferencing_unmapped_memory_restarts,
-			    0, NMODES);
+			    0, LTX_TEST_NMODES);
 	tcase_add_loop_test(tc, test_null_dereference_in_valid_transaction_kills,
-			    0, NMODES);
+			    0, LTX_TEST_NMODES);
 	tcase_add_loop_test(tc, test_signal_storm_loses_no_money_and_no_signal,
-			    0, NMODES);
+			    0, LTX_TEST_NMODES);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ltx_test_run(s);
 }
