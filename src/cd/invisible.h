@@ -14,6 +14,23 @@
 #include "cd/wset.h"
 
 /*
+ * tests/check_fast_read_race: in a test-only build of the sources, the
+ * fast paths call a hook in the window between finding a line held by
+ * the transaction and reading memory under it, where an irrevocable
+ * transaction may doom the holder, take the line and write it.
+ */
+#ifdef LTX_TEST_FAST_READ_HOOK
+extern void (*ltx_test_fast_read_hook)(const void *addr);
+#define LTX_TEST_FAST_READ(addr)                                              \
+	do {                                                                  \
+		if (ltx_test_fast_read_hook != NULL)                          \
+			ltx_test_fast_read_hook(addr);                        \
+	} while (0)
+#else
+#define LTX_TEST_FAST_READ(addr) ((void)0)
+#endif
+
+/*
  * The invisible mode follows LSA/TinySTM's write-back, encounter-time
  * locking design (Riegel, Felber, Fetzer, DISC 2006; Felber, Fetzer, Riegel,
  * PPoPP 2008): a global version clock, one versioned orec per hashed line,
@@ -209,6 +226,7 @@ ltx_inv_load_owned(const struct ltx_cd *cd, uintptr_t v, const void *addr,
 
 	if (w == NULL)
 		return false;
+	LTX_TEST_FAST_READ(addr);
 	/* A lone head, or one tm_free marked for a new version (its bytes
 	 * are still the transaction's to read). */
 	if (w->link == 0 || w->link == LTX_WENTRY_LONE_BUMP)

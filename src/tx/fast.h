@@ -124,6 +124,7 @@ ltx_tx_fast_load_excl(struct ltx_tx *tx, const void *addr, uint64_t *out)
 	w = ltx_inv_lock(cd, orec, v, addr);
 	if (ltx_unlikely(w == NULL))
 		return false;
+	LTX_TEST_FAST_READ(addr);
 	w->mask = 0;
 	*out = x;
 	return true;
@@ -172,19 +173,23 @@ ltx_tx_fast_load_open(struct ltx_tx *tx, const void *addr, bool excl,
 {
 	struct ltx_cd *cd = &tx->cd;
 	uintptr_t *orec = ltx_orec_of(cd, addr);
-	uintptr_t v = __atomic_load_n(orec, excl ? __ATOMIC_RELAXED
-						 : __ATOMIC_ACQUIRE);
+	uintptr_t v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
 	struct ltx_wentry *w;
+	uint64_t x;
 
 	if (ltx_likely(v < cd->limit)) {
 		if (!excl)
 			return ltx_inv_read(cd, orec, v, addr, out);
+		/* Read before the lock is taken, as in ltx_tx_fast_load_excl:
+		 * once the line is ours an irrevocable transaction may doom
+		 * us, take it and write it. */
+		x = ltx_load_word((const uint64_t *)addr);
 		w = ltx_inv_lock(cd, orec, v, addr);
 		if (ltx_unlikely(w == NULL))
 			return false;
+		LTX_TEST_FAST_READ(addr);
 		w->mask = 0;
-		/* The line is ours: no committer can change it under us. */
-		*out = ltx_load_word((const uint64_t *)addr);
+		*out = x;
 		return true;
 	}
 	return cd->limit != 0 && ltx_inv_load_owned(cd, v, addr, out);
