@@ -170,26 +170,36 @@ int tm_stats_get(struct tm_stats *out);
  * longjmp is not allowed.  C only (not C++: the restart skips destructors).
  */
 /*
- * The restart point: GCC's and Clang's builtin setjmp (a few stores: no
- * signal mask, no pointer mangling, no call), or setjmp(3) where the
- * builtin cannot serve (other compilers; AddressSanitizer, whose longjmp
- * interceptor must see every jump).  The library jumps back with the
- * matching longjmp, as the block tells it.
+ * The restart point, one of three kinds (TM__JMP_KIND, which the block
+ * tells the library):
+ *  2: x86-64 (LP64) with GCC or Clang: tm__atomic_enter, which is the block's
+ *     begin and its setjmp in one call (returns_twice: the compiler keeps
+ *     nothing in registers across it but what it saves, the callee-saved
+ *     registers and the stack pointer; no signal mask, no pointer
+ *     mangling);
+ *  1: GCC's and Clang's builtin setjmp elsewhere;
+ *  0: setjmp(3) where neither can serve (other compilers;
+ *     AddressSanitizer, whose longjmp interceptor must see every jump).
+ * The library jumps back with the matching longjmp.
  */
 #if defined(__SANITIZE_ADDRESS__)
-#define TM__JMP_BUILTIN 0
+#define TM__JMP_KIND 0
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define TM__JMP_BUILTIN 0
+#define TM__JMP_KIND 0
 #endif
 #endif
-#if !defined(TM__JMP_BUILTIN) && defined(__GNUC__)
-#define TM__JMP_BUILTIN 1
+#if !defined(TM__JMP_KIND) && defined(__GNUC__) && defined(__x86_64__) && \
+	!defined(__ILP32__)
+#define TM__JMP_KIND 2
+#elif !defined(TM__JMP_KIND) && defined(__GNUC__)
+#define TM__JMP_KIND 1
+#elif !defined(TM__JMP_KIND)
+#define TM__JMP_KIND 0
 #endif
-#if !defined(TM__JMP_BUILTIN)
-#define TM__JMP_BUILTIN 0
-#endif
-#if TM__JMP_BUILTIN
+#if TM__JMP_KIND == 2
+typedef void *tm__jmp_buf[7];	/* api/atomic-x86_64.S */
+#elif TM__JMP_KIND == 1
 typedef void *tm__jmp_buf[5];
 #define TM__SETJMP(b) __builtin_setjmp(b)
 #else
@@ -200,11 +210,13 @@ typedef jmp_buf tm__jmp_buf;
 struct tm__atomic {
 	void *tm__link[2];	/* ltx's checkpoint (private) */
 	int tm__state;		/* private: 0 once the block is over */
-	int tm__kind;		/* private: TM__JMP_BUILTIN */
+	int tm__kind;		/* private: TM__JMP_KIND */
 	tm__jmp_buf tm__buf;	/* the restart point */
 };
 
 struct tm__atomic *tm__atomic_begin(struct tm__atomic *a, int kind);
+struct tm__atomic *tm__atomic_enter(struct tm__atomic *a)
+	__attribute__((returns_twice));
 void tm__atomic_end(struct tm__atomic *a);
 void tm__atomic_restarted(struct tm__atomic *a);
 void tm__atomic_left(struct tm__atomic *a);
@@ -231,6 +243,21 @@ tm__atomic_cleanup(struct tm__atomic *a)
 #else
 #define TM_ATOMIC TM_ATOMIC_is_C_only_see_TM_ATOMIC_3;
 #endif
+#elif TM__JMP_KIND == 2
+/*
+ * One call per block (in the declaration: tm__b only holds what it
+ * returns) begins it and is its restart point: a restart returns from it
+ * again, the failed transaction already ended, with the block's state
+ * set to run the body again or (after tm_abort()) to leave.  end commits
+ * the block and sets its state to 0.  No initializer zero-fills the
+ * block: begin sets what is read.
+ */
+#define TM_ATOMIC                                                             \
+	for (struct tm__atomic tm__a                                          \
+	     __attribute__((cleanup(tm__atomic_cleanup))),                    \
+	     *tm__b[1] __attribute__((unused)) = {                            \
+		     tm__atomic_enter(&tm__a) };                               \
+	     tm__a.tm__state != 0; tm__atomic_end(&tm__a))
 #else
 /*
  * One begin per block (in the declaration: tm__b only holds what it
@@ -246,7 +273,7 @@ tm__atomic_cleanup(struct tm__atomic *a)
 	for (struct tm__atomic tm__a                                          \
 	     __attribute__((cleanup(tm__atomic_cleanup))),                    \
 	     *tm__b[1] __attribute__((unused)) = {                            \
-		     tm__atomic_begin(&tm__a, TM__JMP_BUILTIN) };              \
+		     tm__atomic_begin(&tm__a, TM__JMP_KIND) };                 \
 	     tm__a.tm__state != 0; tm__atomic_end(&tm__a))                    \
 		if (TM__SETJMP(tm__a.tm__buf) != 0)                           \
 			tm__atomic_restarted(&tm__a);                         \

@@ -17,13 +17,6 @@
 #include "tx/stats.h"
 #include "tx/tx.h"
 
-__attribute__((constructor)) static void load_config(void)
-{
-	ltx_config_from_env();
-	ltx_stats_init();
-	ltx_tx_signals_init();
-}
-
 tm_word_t tm_lt(const void *addr)
 {
 	if (ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))
@@ -124,11 +117,7 @@ bool tm_validate(void)
 
 bool tm_commit(void)
 {
-	struct ltx_tx *tx = ltx_self;
-
-	if (ltx_likely(ltx_tx_fast_commit(tx)))
-		return true;
-	return ltx_tx_commit(tx);
+	return ltx_tx_commit_inline(ltx_self);
 }
 
 void tm_abort(void)

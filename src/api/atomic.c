@@ -48,6 +48,19 @@ static struct tm__atomic *block_of(struct ltx_checkpoint *cp)
 	return (struct tm__atomic *)(void *)cp;
 }
 
+/* The x86-64 restart point (api/atomic-x86_64.S): tm__atomic_enter saves
+ * it at this offset and goes on into ltx_atomic_begin; ltx_atomic_resume
+ * jumps back to it through ltx_atomic_landed. */
+#define ENTER_KIND 2
+_Static_assert(offsetof(struct tm__atomic, tm__buf) == 24 &&
+		       offsetof(struct ltx_checkpoint, sp) == 8,
+	       "api/atomic-x86_64.S's BUF and SP");
+_Static_assert(sizeof(((struct tm__atomic *)0)->tm__buf) >= 7 * sizeof(void *),
+	       "room for the x86-64 restart point");
+struct tm__atomic *ltx_atomic_begin(struct tm__atomic *a);
+struct tm__atomic *ltx_atomic_landed(struct tm__atomic *a);
+void ltx_atomic_resume(struct tm__atomic *a) __attribute__((noreturn));
+
 /* The checkpoint's restart: back into the block (from the tx layer, or
  * from the fault handler with the signal mask already restored). */
 static void block_restart(struct ltx_checkpoint *cp, unsigned cause)
@@ -57,7 +70,7 @@ static void block_restart(struct ltx_checkpoint *cp, unsigned cause)
 	a->tm__state = (cause & TM_ABORT_EXPLICIT) && !(cause & TM_ABORT_RETRY)
 			       ? BLOCK_LEAVE
 			       : BLOCK_RESTART;
-	if (a->tm__kind)
+	if (a->tm__kind == 1)
 		__builtin_longjmp((void **)a->tm__buf, 1);
 	/* A block built with setjmp(3): its buffer is a whole jmp_buf
 	 * (tm__buf is declared as the block's compiler saw it). */
@@ -67,6 +80,22 @@ static void block_restart(struct ltx_checkpoint *cp, unsigned cause)
 static const struct ltx_checkpoint_ops block_ops = {
 	.restart = block_restart,
 	.left = NULL, /* the block's frame is gone: nothing to forget */
+};
+
+/* The same for the x86-64 restart point: the block's kind is its ops. */
+static void enter_restart(struct ltx_checkpoint *cp, unsigned cause)
+{
+	struct tm__atomic *a = block_of(cp);
+
+	a->tm__state = (cause & TM_ABORT_EXPLICIT) && !(cause & TM_ABORT_RETRY)
+			       ? BLOCK_LEAVE
+			       : BLOCK_RESTART;
+	ltx_atomic_resume(a); /* lands in ltx_atomic_landed */
+}
+
+static const struct ltx_checkpoint_ops enter_ops = {
+	.restart = enter_restart,
+	.left = NULL,
 };
 
 /* Begin a block on tx, a thread's descriptor. */
@@ -85,7 +114,7 @@ begin_on(struct ltx_tx *tx, struct tm__atomic *a, int kind,
 		a->tm__state = BLOCK_NESTED;
 		return a;
 	}
-	cp->ops = &block_ops;
+	cp->ops = kind == ENTER_KIND ? &enter_ops : &block_ops;
 	cp->sp = frame_sp;
 	tx->checkpoint = cp;
 	a->tm__state = BLOCK_OUTER;
@@ -115,6 +144,27 @@ struct tm__atomic *tm__atomic_begin(struct tm__atomic *a, int kind)
 	if (ltx_unlikely(tx->slow & LTX_SLOW_STATIC))
 		return begin_slow(a, kind, frame_sp);
 	return begin_on(tx, a, kind, frame_sp);
+}
+
+/* The C half of tm__atomic_enter, which saved the restart point. */
+struct tm__atomic *ltx_atomic_begin(struct tm__atomic *a)
+{
+	struct ltx_tx *tx = ltx_self;
+	struct ltx_checkpoint *cp = checkpoint_of(a);
+
+	/* begin_on's steps, with the stack pointer already in cp->sp and
+	 * the kind told by the ops. */
+	if (ltx_unlikely(tx->slow & LTX_SLOW_STATIC))
+		return begin_slow(a, ENTER_KIND, cp->sp);
+	ltx_unwind_forget();
+	if (tx->checkpoint != NULL) {
+		a->tm__state = BLOCK_NESTED;
+		return a;
+	}
+	cp->ops = &enter_ops;
+	tx->checkpoint = cp;
+	a->tm__state = BLOCK_OUTER;
+	return a;
 }
 
 /* The outermost block is over: the descriptor forgets its checkpoint. */
@@ -152,33 +202,83 @@ static __attribute__((noinline)) void end_slow(struct tm__atomic *a,
 	}
 }
 
-/* end of an outermost block with an update: the small commit, or the
- * other cases (end_slow). */
-static __attribute__((noinline)) void end_update(struct tm__atomic *a,
-						 struct ltx_tx *tx)
+/*
+ * The end of the outermost block a after the fast path could not commit
+ * it: the small commit (checked first, or not where the fast path knows
+ * it may take the transaction), the commit that revalidates with the clock value
+ * taken, or the full commit (as end_slow).  Each is tail-called by the
+ * fast path (tx/fast.h).
+ */
+static bool end_full(void *a, struct ltx_tx *tx)
 {
-	if (a->tm__state == BLOCK_OUTER && (tx->slow & ~LTX_SLOW_AFTER) == 0 &&
-	    tx->cd.limit != 0 && tx->cd.ws_next - tx->cd.ws_base <= 2 &&
-	    ltx_tx_commit_small(tx)) {
-		block_done(a, tx);
+	end_slow(a, tx);
+	return true;
+}
+
+static __attribute__((noinline)) bool end_small(void *a, struct ltx_tx *tx)
+{
+	if (!ltx_tx_commit_small_checked(tx))
+		return end_full(a, tx);
+	block_done(a, tx);
+	return true;
+}
+
+static __attribute__((noinline)) bool end_lone(void *a, struct ltx_tx *tx)
+{
+	if (!ltx_tx_commit_small(tx))
+		return end_full(a, tx);
+	block_done(a, tx);
+	return true;
+}
+
+static __attribute__((noinline)) bool
+end_revalidate(void *a, struct ltx_tx *tx, uintptr_t ts)
+{
+	if (!ltx_tx_fast_commit_revalidate(tx, ts))
+		return end_full(a, tx);
+	block_done(a, tx);
+	return true;
+}
+
+/* A commit the fast path made: the block is over. */
+static inline __attribute__((always_inline)) void end_done(void *a,
+							  struct ltx_tx *tx)
+{
+	block_done(a, tx);
+}
+
+void tm__atomic_end(struct tm__atomic *a)
+{
+	static const struct ltx_commit_exits exits = {
+		.small = end_small,
+		.lone = end_lone,
+		.revalidate = end_revalidate,
+		.full = end_full,
+		.done = end_done,
+	};
+	struct ltx_tx *tx = ltx_self;
+
+	/* The common end: an outermost block whose transaction commits on
+	 * the fast path (which also clears the consecutive-abort count),
+	 * every other case by a tail call, so no register to save. */
+	if (ltx_likely(a->tm__state == BLOCK_OUTER)) {
+		(void)ltx_tx_fast_commit_then(tx, &exits, a);
 		return;
 	}
 	end_slow(a, tx);
 }
 
-void tm__atomic_end(struct tm__atomic *a)
+/*
+ * Where a restart of an x86-64 block lands (ltx_atomic_resume), before
+ * tm__atomic_enter returns again: as tm__atomic_restarted, then the
+ * state the loop reads at once (no end call comes between).
+ */
+struct tm__atomic *ltx_atomic_landed(struct tm__atomic *a)
 {
-	struct ltx_tx *tx = ltx_self;
-
-	/* The common end: an outermost block whose read-only transaction
-	 * commits on the fast path (which also clears the consecutive-abort
-	 * count), with no call, so no register to save. */
-	if (ltx_likely(a->tm__state == BLOCK_OUTER &&
-		       ltx_tx_fast_commit_ro(tx))) {
-		block_done(a, tx);
-		return;
-	}
-	end_update(a, tx);
+	tm__atomic_restarted(a);
+	if (a->tm__state == BLOCK_RESTART)
+		a->tm__state = BLOCK_OUTER; /* the loop runs the body again */
+	return a;
 }
 
 void tm__atomic_restarted(struct tm__atomic *a)

@@ -227,14 +227,16 @@ ltx_inv_load_owned(const struct ltx_cd *cd, uintptr_t v, const void *addr,
 	if (w == NULL)
 		return false;
 	LTX_TEST_FAST_READ(addr);
-	/* A lone head, or one tm_free marked for a new version (its bytes
-	 * are still the transaction's to read). */
-	if (w->link == 0 || w->link == LTX_WENTRY_LONE_BUMP)
-		*out = ltx_wset_merged_word(w, addr);
-	else if (w->link == LTX_WENTRY_LONE_SINGLE)
+	/* The common case first: the line's one store so far, a word kept
+	 * aside (LTX_WENTRY_SINGLE), as after a tm_st of it.  Else a lone
+	 * head, or one tm_free marked for a new version (its bytes are still
+	 * the transaction's to read). */
+	if (ltx_likely(w->link == LTX_WENTRY_LONE_SINGLE))
 		*out = w->single_addr == (uintptr_t)addr
 			       ? w->single_val
 			       : ltx_load_word((const uint64_t *)addr);
+	else if (w->link == 0 || w->link == LTX_WENTRY_LONE_BUMP)
+		*out = ltx_wset_merged_word(w, addr);
 	else
 		return false;
 	/*

@@ -226,6 +226,34 @@ ltx_tx_fast_store_open(struct ltx_tx *tx, void *addr, uint64_t val,
  */
 bool ltx_tx_commit_small(struct ltx_tx *tx);
 bool ltx_tx_fast_commit_revalidate(struct ltx_tx *tx, uintptr_t ts);
+/* ltx_tx_commit_small for a transaction it may take (no slow bit but
+ * LTX_SLOW_AFTER, live, one or two entries), else false. */
+bool ltx_tx_commit_small_checked(struct ltx_tx *tx);
+/* ltx_tx_commit_small, ltx_tx_commit_small_checked and the revalidation,
+ * then ltx_tx_commit if they return false: the whole COMMIT. */
+bool ltx_tx_commit_lone_whole(struct ltx_tx *tx);
+bool ltx_tx_commit_small_whole(struct ltx_tx *tx);
+bool ltx_tx_commit_revalidate_whole(struct ltx_tx *tx, uintptr_t ts);
+
+/*
+ * Where ltx_tx_fast_commit_then goes when the fast path cannot finish:
+ * small for a transaction with slow bits, lone for one with no slow bit
+ * (live, invisible) whose one or two write-set entries are not all lone
+ * words (an LTX, a sub-word ST), revalidate when the snapshot must be checked (with the clock value
+ * taken), full for any other case (NULL: return false, nothing done).
+ * Each is called last (a tail call), so that the fast path saves no
+ * register; their result is the commit's.  done (if not NULL) runs after
+ * a commit the fast path made, inlined (a front end's own end of it).
+ * Each gets ctx, the caller's argument to ltx_tx_fast_commit_then, first
+ * (a caller passes its own first argument: no register moves).
+ */
+struct ltx_commit_exits {
+	bool (*small)(void *ctx, struct ltx_tx *tx);
+	bool (*lone)(void *ctx, struct ltx_tx *tx);
+	bool (*revalidate)(void *ctx, struct ltx_tx *tx, uintptr_t ts);
+	bool (*full)(void *ctx, struct ltx_tx *tx);
+	void (*done)(void *ctx, struct ltx_tx *tx);
+};
 
 /* Write one lone entry back and release its orec at ts (a lone single
  * word, or a lone head with its dirty bytes; LTX alone keeps the version,
@@ -340,14 +368,184 @@ ltx_tx_fast_commit_ro(struct ltx_tx *tx)
 	return true;
 }
 
+/*
+ * The update half of ltx_tx_fast_commit: one or two write-set entries
+ * (n bytes of them, n != 0), each a lone aligned word (LTX_WENTRY_LONE_SINGLE:
+ * the common ST), in a transaction with no slow bit.  No loop, no mask, no
+ * flag but the one compare per entry, no statistics branch, and no call
+ * unless another update committed since the snapshot.  Everything else
+ * goes to ltx_tx_commit_small, out of line.  The steps and their orders are
+ * those of ltx_tx_fast_commit_small (and of tx.c's commit_live with
+ * ltx_inv_prepare, commit_point and ltx_inv_publish):
+ *   - the clock's fetch-add (acq_rel) comes after every line was locked
+ *     (the CASs of ltx_inv_lock, made earlier in program order and
+ *     acquire: nothing moves above them), so a reader that sees a
+ *     version >= ts sees the lock first;
+ *   - the snapshot still holds when no other update took a clock value
+ *     since it was taken (old == snapshot): nothing to revalidate;
+ *   - the commit point is a CAS of status (seq_cst), against a signal
+ *     handler or an irrevocable transaction dooming us (doom_remote);
+ *   - each word is stored (release) before its orec is released at ts
+ *     (release), which pairs with the readers' acquire loads of the orec.
+ */
+static inline __attribute__((always_inline)) bool
+ltx_tx_fast_commit_nwords(struct ltx_tx *tx, struct ltx_wentry *w, bool two,
+			  const struct ltx_commit_exits *out, void *ctx)
+{
+	struct ltx_cd *cd = &tx->cd;
+	uintptr_t old, ts;
+
+	if (ltx_unlikely(w->link != LTX_WENTRY_LONE_SINGLE) ||
+	    (two && ltx_unlikely(w[1].link != LTX_WENTRY_LONE_SINGLE)))
+		return out->lone(ctx, tx);
+	old = __atomic_fetch_add(&ltx_clock, 1, __ATOMIC_ACQ_REL);
+	ts = old + 1;
+	if (ltx_unlikely(old != cd->snapshot))
+		return out->revalidate(ctx, tx, ts);
+	if (ltx_unlikely(!__atomic_compare_exchange_n(
+		    &tx->status, &(int){LTX_ACTIVE}, LTX_COMMITTING, false,
+		    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)))
+		return out->full != NULL && out->full(ctx, tx);
+	__atomic_store_n((uint64_t *)w->single_addr, w->single_val,
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(w->orec, ts, __ATOMIC_RELEASE);
+	if (two) {
+		__atomic_store_n((uint64_t *)w[1].single_addr, w[1].single_val,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(w[1].orec, ts, __ATOMIC_RELEASE);
+	}
+	/* The next transaction's lazy snapshot (ltx_inv_publish). */
+	cd->snapshot = ts;
+	cd->ws_next = w;
+	cd->rs_next = cd->rs_base;
+	cd->limit = 0;
+	tx->stats.commits_rw++;
+	tx->end_state = 0; /* last_status and consec_aborts */
+	/* Release: the commit is over before tm_free sees us idle. */
+	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
+	if (out->done != NULL)
+		out->done(ctx, tx);
+	return true;
+}
+
+/* One entry or two, each path straight (n: their size in bytes, not 0). */
+static inline __attribute__((always_inline)) bool
+ltx_tx_fast_commit_words(struct ltx_tx *tx, struct ltx_wentry *w, uintptr_t n,
+			 const struct ltx_commit_exits *out, void *ctx)
+{
+	if (ltx_likely(n == sizeof(*w)))
+		return ltx_tx_fast_commit_nwords(tx, w, false, out, ctx);
+	if (ltx_likely(n == 2 * sizeof(*w)))
+		return ltx_tx_fast_commit_nwords(tx, w, true, out, ctx);
+	return out->full != NULL && out->full(ctx, tx); /* more than two */
+}
+
+/*
+ * COMMIT of a transaction with no slow bit, live in the invisible mode
+ * (limit != 0): read-only, or ltx_tx_fast_commit_words; out's exits for
+ * everything else.  ltx_tx_fast_commit: the fast path, or false with
+ * nothing done (the caller then runs ltx_tx_commit); ltx_tx_commit_inline:
+ * the whole COMMIT (ltx_tx_commit's result), every call out a tail call.
+ */
+static inline __attribute__((always_inline)) bool
+ltx_tx_fast_commit_then(struct ltx_tx *tx, const struct ltx_commit_exits *out,
+			void *ctx)
+{
+	struct ltx_cd *cd = &tx->cd;
+	struct ltx_wentry *w = cd->ws_base;
+	uintptr_t n;
+
+	if (ltx_unlikely(tx->slow != 0))
+		return out->small(ctx, tx);
+	if (ltx_unlikely(cd->limit == 0))
+		return out->full != NULL && out->full(ctx, tx);
+	n = (uintptr_t)cd->ws_next - (uintptr_t)w;
+	if (ltx_unlikely(n != 0))
+		return ltx_tx_fast_commit_words(tx, w, n, out, ctx);
+	/* Read-only: every read was valid at the snapshot when made. */
+	cd->rs_next = cd->rs_base;
+	cd->limit = 0;
+	tx->end_state = 0; /* last_status and consec_aborts */
+	/* Release: the reads are over before tm_free sees us idle. */
+	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
+	if (out->done != NULL)
+		out->done(ctx, tx);
+	return true;
+}
+
+/* The exits of ltx_tx_fast_commit and ltx_tx_commit_inline. */
+static inline __attribute__((always_inline)) bool
+ltx_tx_exit_small(void *ctx, struct ltx_tx *tx)
+{
+	(void)ctx;
+	return ltx_tx_commit_small_checked(tx);
+}
+
+static inline __attribute__((always_inline)) bool
+ltx_tx_exit_lone(void *ctx, struct ltx_tx *tx)
+{
+	(void)ctx;
+	return ltx_tx_commit_small(tx);
+}
+
+static inline __attribute__((always_inline)) bool
+ltx_tx_exit_lone_whole(void *ctx, struct ltx_tx *tx)
+{
+	(void)ctx;
+	return ltx_tx_commit_lone_whole(tx);
+}
+
+static inline __attribute__((always_inline)) bool
+ltx_tx_exit_revalidate(void *ctx, struct ltx_tx *tx, uintptr_t ts)
+{
+	(void)ctx;
+	return ltx_tx_fast_commit_revalidate(tx, ts);
+}
+
+static inline __attribute__((always_inline)) bool
+ltx_tx_exit_small_whole(void *ctx, struct ltx_tx *tx)
+{
+	(void)ctx;
+	return ltx_tx_commit_small_whole(tx);
+}
+
+static inline __attribute__((always_inline)) bool
+ltx_tx_exit_revalidate_whole(void *ctx, struct ltx_tx *tx, uintptr_t ts)
+{
+	(void)ctx;
+	return ltx_tx_commit_revalidate_whole(tx, ts);
+}
+
+static inline __attribute__((always_inline)) bool
+ltx_tx_exit_full(void *ctx, struct ltx_tx *tx)
+{
+	(void)ctx;
+	return ltx_tx_commit(tx);
+}
+
 static inline __attribute__((always_inline)) bool
 ltx_tx_fast_commit(struct ltx_tx *tx)
 {
-	/* The read-only case inline and leaf; the update out of line. */
-	return ltx_tx_fast_commit_ro(tx) ||
-	       ((tx->slow & ~LTX_SLOW_AFTER) == 0 && tx->cd.limit != 0 &&
-		tx->cd.ws_next - tx->cd.ws_base <= 2 &&
-		ltx_tx_commit_small(tx));
+	static const struct ltx_commit_exits out = {
+		.small = ltx_tx_exit_small,
+		.lone = ltx_tx_exit_lone,
+		.revalidate = ltx_tx_exit_revalidate,
+	};
+
+	return ltx_tx_fast_commit_then(tx, &out, NULL);
+}
+
+static inline __attribute__((always_inline)) bool
+ltx_tx_commit_inline(struct ltx_tx *tx)
+{
+	static const struct ltx_commit_exits out = {
+		.small = ltx_tx_exit_small_whole,
+		.lone = ltx_tx_exit_lone_whole,
+		.revalidate = ltx_tx_exit_revalidate_whole,
+		.full = ltx_tx_exit_full,
+	};
+
+	return ltx_tx_fast_commit_then(tx, &out, NULL);
 }
 
 #endif /* LTX_TX_FAST_H */

@@ -47,6 +47,20 @@ struct ltx_tx ltx_refuse_tx = {
 	.cd = { .orecs = refuse_orecs, .orec_mul = LTX_HASH_MUL, .no_alloc = 1 },
 };
 
+/*
+ * At load time: the settings from the environment, the statistics export
+ * they ask for, and what a signal does to a transaction.  Here, in the
+ * engine, because every front end links it: a program linked with libltx.a
+ * that calls only GCC's libitm ABI pulls in no tm_* object, and its LTX_*
+ * settings were once ignored (tests/static-link.sh).
+ */
+__attribute__((constructor)) static void tx_load(void)
+{
+	ltx_config_from_env();
+	ltx_stats_init();
+	ltx_tx_signals_init();
+}
+
 /* What a transaction on ltx_refuse_tx reports. */
 #define REFUSE_CAUSE (TM_ABORT_SIGNAL | TM_ABORT_CAPACITY)
 
@@ -1115,6 +1129,27 @@ __attribute__((noinline)) bool ltx_tx_fast_commit_revalidate(struct ltx_tx *tx,
 	if (!ltx_inv_reads_valid(&tx->cd))
 		return false; /* the full commit dooms it */
 	return ltx_tx_fast_commit_small(tx, ts);
+}
+
+bool ltx_tx_commit_small_checked(struct ltx_tx *tx)
+{
+	return (tx->slow & ~LTX_SLOW_AFTER) == 0 && tx->cd.limit != 0 &&
+	       tx->cd.ws_next - tx->cd.ws_base <= 2 && ltx_tx_commit_small(tx);
+}
+
+bool ltx_tx_commit_lone_whole(struct ltx_tx *tx)
+{
+	return ltx_tx_commit_small(tx) || ltx_tx_commit(tx);
+}
+
+bool ltx_tx_commit_small_whole(struct ltx_tx *tx)
+{
+	return ltx_tx_commit_small_checked(tx) || ltx_tx_commit(tx);
+}
+
+bool ltx_tx_commit_revalidate_whole(struct ltx_tx *tx, uintptr_t ts)
+{
+	return ltx_tx_fast_commit_revalidate(tx, ts) || ltx_tx_commit(tx);
 }
 
 void ltx_tx_leave_block(struct ltx_tx *tx)

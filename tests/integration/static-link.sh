@@ -84,4 +84,33 @@ else
 	sed 's/^/    /' "$tmp/err" "$tmp/out"
 	fail=1
 fi
+# A -fgnu-tm program linked with libltx.a ahead of libitm: it pulls in
+# only the libitm ABI's objects, and ltx's settings must still be read
+# (LTX_ITM_REPORT prints what ran; a bad LTX_MODE is reported).
+if [ "${GNU_TM:-no}" = yes ]; then
+	# shellcheck disable=SC2086
+	if $CC ${CFLAGS:-} -fgnu-tm -pthread -I"$srcdir/itm" \
+		-o "$tmp/counter" "$srcdir/itm/counter.c" \
+		"$top_builddir/src/.libs/libltx.a" \
+		$($PKG_CONFIG --static --libs-only-l --libs-only-other ltx |
+			sed 's/-lltx//') >"$tmp/err" 2>&1; then
+		LTX_ITM_REPORT=1 LTX_MODE=bogus "$tmp/counter" 2 \
+			>"$tmp/out" 2>"$tmp/err"
+		if grep -q ': ok$' "$tmp/out" &&
+			grep -q '^ltx-itm: [1-9][0-9]* transactions' "$tmp/err" &&
+			grep -q 'LTX_MODE="bogus" is invalid' "$tmp/err"; then
+			echo "PASS: a -fgnu-tm program linked with libltx.a" \
+				"reads ltx's settings"
+		else
+			echo "FAIL: a -fgnu-tm program linked with libltx.a" \
+				"ignored LTX_ITM_REPORT or LTX_MODE:"
+			sed 's/^/    /' "$tmp/out" "$tmp/err"
+			fail=1
+		fi
+	else
+		echo "FAIL: a -fgnu-tm program does not link with libltx.a:"
+		sed 's/^/    /' "$tmp/err"
+		fail=1
+	fi
+fi
 exit $fail

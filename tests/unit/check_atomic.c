@@ -187,6 +187,81 @@ START_TEST(test_concurrent_blocks_lose_no_update)
 }
 END_TEST
 
+/*
+ * A restart from a frame below the block's, after that frame has
+ * overwritten the callee-saved registers (x86-64: all five that a
+ * function may use besides the frame pointer): the block's function must
+ * find its own state as it was when the block began, as after longjmp.
+ */
+static __attribute__((noinline)) void retry_from_below(volatile int *runs)
+{
+	if ((*runs)++ != 0)
+		return;
+#if defined(__x86_64__) && defined(__GNUC__)
+	__asm__ __volatile__("mov $-1, %%rbx\n\tmov $-1, %%r12\n\t"
+			     "mov $-1, %%r13\n\tmov $-1, %%r14\n\t"
+			     "mov $-1, %%r15"
+			     :
+			     :
+			     : "rbx", "r12", "r13", "r14", "r15");
+#endif
+	tm_retry();
+	/* Not a tail call: the registers stay overwritten across it. */
+	__asm__ __volatile__("" ::: "memory");
+}
+
+static __attribute__((noinline)) unsigned long
+block_between(unsigned long x, volatile int *runs)
+{
+	/* Values the function keeps across the block, in registers if the
+	 * compiler likes. */
+	unsigned long k1 = x * 3, k2 = x + 7, k3 = x ^ 0x55, k4 = x << 2,
+		      k5 = x - 1;
+
+	TM_ATOMIC {
+		tm_st(&a, tm_lt(&a) + 1);
+		retry_from_below(runs);
+	}
+	return k1 + 2 * k2 + 3 * k3 + 5 * k4 + 7 * k5;
+}
+
+/* Values kept across block_between by its caller (in callee-saved
+ * registers if the compiler likes): checked after it returned. */
+static __attribute__((noinline)) unsigned long
+call_block_between(unsigned long x, volatile int *runs)
+{
+	volatile unsigned long xv = x;
+	unsigned long v1 = x * 11, v2 = x * 13, v3 = x * 17, v4 = x * 19,
+		      v5 = x * 23, got;
+
+	__asm__ __volatile__("" : "+r"(v1), "+r"(v2), "+r"(v3), "+r"(v4),
+			     "+r"(v5));
+	got = block_between(x, runs);
+	__asm__ __volatile__("" : "+r"(v1), "+r"(v2), "+r"(v3), "+r"(v4),
+			     "+r"(v5));
+	x = xv; /* from memory: not a register the restart could clobber */
+	if (v1 != x * 11 || v2 != x * 13 || v3 != x * 17 || v4 != x * 19 ||
+	    v5 != x * 23)
+		return 0;
+	return got;
+}
+
+START_TEST(test_restart_from_below_keeps_the_functions_state)
+{
+	volatile int runs = 0;
+	unsigned long x = 1000 + (unsigned long)_i, got;
+
+	if (!ltx_test_use_mode(_i))
+		return;
+	a = 0;
+	got = call_block_between(x, &runs);
+	ck_assert_int_eq(runs, 2);
+	ck_assert_uint_eq(a, 1);
+	ck_assert_uint_eq(got, x * 3 + 2 * (x + 7) + 3 * (x ^ 0x55) +
+				       5 * (x << 2) + 7 * (x - 1));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("atomic");
@@ -207,6 +282,9 @@ int main(void)
 			    LTX_TEST_NMODES);
 	tcase_add_loop_test(tc, test_concurrent_blocks_lose_no_update, 0,
 			    LTX_TEST_NMODES);
+	tcase_add_loop_test(tc,
+			    test_restart_from_below_keeps_the_functions_state,
+			    0, LTX_TEST_NMODES);
 	suite_add_tcase(s, tc);
 	return ltx_test_run(s);
 }
