@@ -14,6 +14,7 @@
 #include "itm/libitm.h"
 #include "rt/array.h"
 #include "rt/config.h"
+#include "tx/alone.h"
 #include "tx/fast.h"
 #include "tx/tx.h"
 
@@ -201,20 +202,31 @@ static void arm(struct ltx_itm_thread *t, struct ltx_tx *tx)
 	tx->checkpoint = &t->cp;
 }
 
+/* Begin the ltx transaction of the outermost one in ITM_INSTR: on the
+ * fast path if the descriptor is idle for it (tx/fast.h; it steps back
+ * if a transaction runs alone), else by ltx_tx_begin, which waits. */
+static inline uint32_t enter_instr(struct ltx_itm_thread *t, struct ltx_tx *tx)
+{
+	t->mode = ITM_INSTR;
+	t->log_writes = false;
+	t->stats.begins[ITM_INSTR]++;
+	if (!ltx_tx_fast_begin(tx))
+		ltx_tx_begin(tx);
+	arm(t, tx);
+	return ITM_A_INSTRUMENTED;
+}
+
 /* Begin the ltx transaction of the outermost one in mode; returns its
  * code path. */
 static uint32_t enter(struct ltx_itm_thread *t, int mode)
 {
 	struct ltx_tx *tx = ltx_self;
 
+	if (mode == ITM_INSTR)
+		return enter_instr(t, tx);
 	t->mode = mode;
 	t->log_writes = mode == ITM_SERIAL;
 	t->stats.begins[mode]++;
-	if (mode == ITM_INSTR) {
-		ltx_tx_begin(tx);
-		arm(t, tx);
-		return ITM_A_INSTRUMENTED;
-	}
 	if (!ltx_status_idle(__atomic_load_n(&tx->status, __ATOMIC_RELAXED))) {
 		/* Inside an open tm_* transaction: it must become one that
 		 * runs alone, in place (nothing can restart it from here). */
@@ -351,21 +363,77 @@ static inline void copy_checkpoint(struct ltx_itm_jmpbuf *to,
 	const volatile uint64_t *src = (const volatile uint64_t *)from;
 	uint64_t *dst = (uint64_t *)to;
 
-	for (unsigned i = 0; i < sizeof(*to) / sizeof(uint64_t); i++)
-		dst[i] = src[i];
+	/* Written out: a loop over volatile loads stays a loop (8 loads
+	 * and 8 stores instead of about 40 instructions). */
+	_Static_assert(sizeof(*to) == 8 * sizeof(uint64_t), "8 words");
+	dst[0] = src[0];
+	dst[1] = src[1];
+	dst[2] = src[2];
+	dst[3] = src[3];
+	dst[4] = src[4];
+	dst[5] = src[5];
+	dst[6] = src[6];
+	dst[7] = src[7];
 }
 
-uint32_t ltx_itm_begin(uint32_t prop, const struct ltx_itm_jmpbuf *jb)
+/* The properties of most transactions: both code paths, cannot cancel,
+ * does not go irrevocable by itself.  choose_mode picks ITM_SERIAL_IRR
+ * on the uninstrumented path (irrevocable_path) for one when the thread
+ * is alone, else ITM_INSTR. */
+#define PR_PLAIN_MASK                                                          \
+	(ITM_PR_INSTRUMENTED | ITM_PR_UNINSTRUMENTED | ITM_PR_HAS_NO_ABORT |   \
+	 ITM_PR_GOES_IRREVOCABLE)
+#define PR_PLAIN                                                               \
+	(ITM_PR_INSTRUMENTED | ITM_PR_UNINSTRUMENTED | ITM_PR_HAS_NO_ABORT)
+
+/*
+ * The outermost begin of a PR_PLAIN transaction when this thread looks
+ * alone: what choose_mode and enter would pick and do (ITM_SERIAL_IRR on
+ * the uninstrumented path), with the token taken by one CAS and nothing
+ * to drain (ltx_tx_begin_alone says why that is safe against a thread
+ * that takes a descriptor meanwhile).  False, having done nothing, when
+ * the general path must decide.
+ */
+static inline bool begin_alone(struct ltx_itm_thread *t, struct ltx_tx *tx,
+			       uint32_t prop, const struct ltx_itm_jmpbuf *jb)
 {
-	struct ltx_itm_thread *t = ltx_itm_thread_get();
+	if (!ltx_tx_fast_begin_alone(tx))
+		return false;
+	t->depth = 1;
+	t->prop = prop;
+	/*
+	 * Of the checkpoint, only the frame is needed: an irrevocable
+	 * transaction is never restarted or cancelled from its begin
+	 * (ltx_itm_restart and _ITM_abortTransaction refuse it), so nothing
+	 * returns to jb; the barriers and arm() read cfa.
+	 */
+	t->jb.cfa = jb->cfa;
+	t->mode = ITM_SERIAL_IRR;
+	t->log_writes = false;
+	t->stats.begins[ITM_SERIAL_IRR]++;
+	t->stats.uninstrumented++;
+	arm(t, tx);
+	return true;
+}
+
+/* The outermost begin in general, and a nested one: out of line, so
+ * that ltx_itm_begin's common cases save few registers. */
+static __attribute__((noinline)) uint32_t
+begin_outermost(struct ltx_itm_thread *t, uint32_t prop,
+		const struct ltx_itm_jmpbuf *jb)
+{
+	t->depth = 1;
+	t->prop = prop;
+	copy_checkpoint(&t->jb, jb);
+	return enter(t, choose_mode(t)) | ITM_A_SAVE_LIVE;
+}
+
+static __attribute__((noinline)) uint32_t
+begin_nested(struct ltx_itm_thread *t, uint32_t prop,
+	     const struct ltx_itm_jmpbuf *jb)
+{
 	struct ltx_itm_nest *n;
 
-	if (ltx_likely(t->depth == 0)) {
-		t->depth = 1;
-		t->prop = prop;
-		copy_checkpoint(&t->jb, jb);
-		return enter(t, choose_mode(t)) | ITM_A_SAVE_LIVE;
-	}
 	t->depth++;
 	/* Code that must run irrevocably, or exists only uninstrumented,
 	 * makes the whole transaction irrevocable (maybe by a restart). */
@@ -399,9 +467,41 @@ uint32_t ltx_itm_begin(uint32_t prop, const struct ltx_itm_jmpbuf *jb)
 	       ITM_A_SAVE_LIVE;
 }
 
+uint32_t ltx_itm_begin(uint32_t prop, const struct ltx_itm_jmpbuf *jb)
+{
+	struct ltx_tx *tx = ltx_self;
+	struct ltx_itm_thread *t = tx->frontend;
+
+	/* ltx_itm_thread_get's common case: the boot and refuse
+	 * descriptors have no front end state. */
+	if (ltx_unlikely(t == NULL || t->takes != tx->takes)) {
+		t = ltx_itm_thread_get();
+		tx = ltx_self; /* made by the call if it was the boot one */
+	}
+	if (ltx_unlikely(t->depth != 0))
+		return begin_nested(t, prop, jb);
+	/* choose_mode's common cases inline: a PR_PLAIN transaction
+	 * (want_serial and want_irrevocable are only set in a restart). */
+	if (ltx_unlikely((prop & PR_PLAIN_MASK) != PR_PLAIN || t->want_serial ||
+			 t->want_irrevocable))
+		return begin_outermost(t, prop, jb);
+	if (__atomic_load_n(&ltx_config.itm_serial, __ATOMIC_RELAXED) &&
+	    ltx_tx_alone_hint()) {
+		if (ltx_likely(begin_alone(t, tx, prop, jb)))
+			return ITM_A_UNINSTRUMENTED | ITM_A_SAVE_LIVE;
+		return begin_outermost(t, prop, jb);
+	}
+	/* Another thread holds a descriptor: choose_mode's ITM_INSTR. */
+	t->depth = 1;
+	t->prop = prop;
+	copy_checkpoint(&t->jb, jb);
+	return enter_instr(t, tx) | ITM_A_SAVE_LIVE;
+}
+
 static void commit_outermost(struct ltx_itm_thread *t)
 {
 	struct ltx_tx *tx = ltx_self;
+	bool ok, alone = t->mode != ITM_INSTR;
 
 	t->stats.commits++;
 	t->cxa_catch_count = 0;
@@ -409,7 +509,11 @@ static void commit_outermost(struct ltx_itm_thread *t)
 	/* Over for the ABI before the commit actions run (they may begin a
 	 * transaction); a failed commit restarts it (checkpoint_restart). */
 	finish(t);
-	if (!ltx_tx_fast_commit(tx) && !ltx_tx_commit(tx))
+	if (alone)
+		ok = ltx_tx_commit_exclusive(tx);
+	else
+		ok = ltx_tx_fast_commit(tx) || ltx_tx_commit(tx);
+	if (!ok)
 		ltx_itm_fatal("a transaction that runs alone failed to commit");
 	tx->checkpoint = NULL;
 }

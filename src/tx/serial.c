@@ -29,21 +29,6 @@ bool ltx_serial_try(struct ltx_tx *tx)
 	return true;
 }
 
-bool ltx_serial_try_exclusive(struct ltx_tx *tx)
-{
-	uintptr_t expect = tx->cd.irrevocable ? (uintptr_t)tx : 0;
-
-	/* Seq_cst: ordered before the load of the live-thread count in
-	 * ltx_serial_drain (see serial.h); also the acquire of the token. */
-	if (!__atomic_compare_exchange_n(&ltx_serial_token, &expect,
-					 (uintptr_t)tx | LTX_SERIAL_EXCL,
-					 false, __ATOMIC_SEQ_CST,
-					 __ATOMIC_RELAXED))
-		return false;
-	hold(tx);
-	return true;
-}
-
 void ltx_serial_acquire(struct ltx_tx *tx)
 {
 	unsigned spins = 0;
@@ -90,14 +75,4 @@ void ltx_serial_drain(struct ltx_tx *tx)
 		while (busy(d))
 			ltx_wait_step(&spins);
 	}
-}
-
-void ltx_serial_release(struct ltx_tx *tx)
-{
-	if (!tx->cd.irrevocable)
-		return;
-	tx->cd.irrevocable = 0;
-	/* Release: pairs with the acquire CAS of the next holder, and with
-	 * the token loads of transactions waiting to begin. */
-	__atomic_store_n(&ltx_serial_token, 0, __ATOMIC_RELEASE);
 }

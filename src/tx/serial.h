@@ -71,8 +71,23 @@ extern uintptr_t ltx_serial_token;
 bool ltx_serial_try(struct ltx_tx *tx);
 
 /* ltx_serial_try_exclusive: take it exclusive if free, or upgrade it if
- * tx holds it irrevocable (true); no wait.  Does not drain. */
-bool ltx_serial_try_exclusive(struct ltx_tx *tx);
+ * tx holds it irrevocable (true); no wait.  Does not drain.  Inline: one
+ * CAS, the whole cost of a transaction that runs alone in a process
+ * where no other thread uses ltx (tx.c, ltx_tx_begin_alone). */
+static inline bool ltx_serial_try_exclusive(struct ltx_tx *tx)
+{
+	uintptr_t expect = tx->cd.irrevocable ? (uintptr_t)tx : 0;
+
+	/* Seq_cst: ordered before the load of the live-thread count in
+	 * ltx_serial_drain and ltx_tx_begin_alone (see above); also the
+	 * acquire of the token. */
+	if (!__atomic_compare_exchange_n(&ltx_serial_token, &expect,
+					 (uintptr_t)tx | LTX_SERIAL_EXCL, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		return false;
+	tx->cd.irrevocable = 1; /* the flag cd's operations follow (cd.h) */
+	return true;
+}
 
 /* ltx_serial_acquire(_exclusive): take it, waiting as long as needed.
  * Only for a descriptor that is idle (it could be waited for). */
@@ -84,7 +99,15 @@ void ltx_serial_acquire_exclusive(struct ltx_tx *tx);
 void ltx_serial_drain(struct ltx_tx *tx);
 
 /* ltx_serial_release: give the token back if tx holds it (idempotent). */
-void ltx_serial_release(struct ltx_tx *tx);
+static inline void ltx_serial_release(struct ltx_tx *tx)
+{
+	if (!tx->cd.irrevocable)
+		return;
+	tx->cd.irrevocable = 0;
+	/* Release: pairs with the acquire CAS of the next holder, and with
+	 * the token loads of transactions waiting to begin. */
+	__atomic_store_n(&ltx_serial_token, 0, __ATOMIC_RELEASE);
+}
 
 /* ltx_serial_exclusive: whether tx holds the token exclusive. */
 static inline bool ltx_serial_exclusive(const struct ltx_tx *tx)

@@ -32,21 +32,6 @@
  * generation each owner bumps.
  */
 
-/* Synchronization: see tx/stats.h.  The stores that follow write_begin are
- * ordered after the odd generation by the release fence; write_end's
- * release store orders them before the even one.  Both pair with the
- * acquire load and fence in read_descriptor. */
-void ltx_stats_write_begin(struct ltx_tx *tx)
-{
-	__atomic_store_n(&tx->stats_gen, tx->stats_gen + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
-void ltx_stats_write_end(struct ltx_tx *tx)
-{
-	__atomic_store_n(&tx->stats_gen, tx->stats_gen + 1, __ATOMIC_RELEASE);
-}
-
 /* Read-only commits of an idle descriptor that did not count them: begun
  * is the transactions begun since its counters were reset. */
 static uint64_t derived_ro(uint64_t begun, const struct ltx_stats *s,

@@ -8,8 +8,7 @@
 
 #include "cd/conflict.h"
 #include "rt/stats.h"
-
-struct ltx_tx;
+#include "tx/desc.h"
 
 /*
  * A thread's conflict lines (issue 19), made with its abort sites when it
@@ -36,8 +35,22 @@ struct ltx_stats_lines {
  * unchanged around the copy, so a snapshot never shows an abort without
  * its cause or a commit without its histogram entry.
  */
-void ltx_stats_write_begin(struct ltx_tx *tx);
-void ltx_stats_write_end(struct ltx_tx *tx);
+/* Inline: a store and a compiler barrier each on x86, and an irrevocable
+ * transaction that runs alone counts itself on its begin (tx.c).  The
+ * stores that follow write_begin are ordered after the odd generation by
+ * the release fence; write_end's release store orders them before the
+ * even one.  Both pair with the acquire load and fence in
+ * read_descriptor (stats.c). */
+static inline void ltx_stats_write_begin(struct ltx_tx *tx)
+{
+	__atomic_store_n(&tx->stats_gen, tx->stats_gen + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void ltx_stats_write_end(struct ltx_tx *tx)
+{
+	__atomic_store_n(&tx->stats_gen, tx->stats_gen + 1, __ATOMIC_RELEASE);
+}
 
 /*
  * ltx_stats_arm: a thread took tx (called once per take, not for handler

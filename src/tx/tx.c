@@ -20,6 +20,7 @@
 #include "rt/backoff.h"
 #include "rt/config.h"
 #include "rt/wait.h"
+#include "tx/alone.h"
 #include "tx/serial.h"
 #include "tx/stats.h"
 #include "tx/fast.h"
@@ -72,8 +73,8 @@ __attribute__((constructor)) static void tx_load(void)
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ltx_tx *registry;
 /* Threads that hold a descriptor of their own (handler twins are not
- * counted): read without the lock by ltx_tx_other_threads. */
-static unsigned live_threads;
+ * counted): read without the lock by ltx_tx_other_threads (tx.h). */
+unsigned ltx_tx_live_threads;
 static uint32_t next_id;
 static pthread_key_t exit_key;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -274,7 +275,7 @@ static void thread_exit(void *arg)
 	pthread_mutex_lock(&registry_lock);
 	tx->in_use = 0;
 	pthread_mutex_unlock(&registry_lock);
-	__atomic_fetch_sub(&live_threads, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&ltx_tx_live_threads, 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -354,7 +355,8 @@ static void fork_child(void)
 	}
 	if (token_holder != NULL && !fork_kept(token_holder, me))
 		__atomic_store_n(&ltx_serial_token, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&live_threads, me != NULL ? 1 : 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&ltx_tx_live_threads, me != NULL ? 1 : 0,
+			 __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&registry_lock);
 }
 
@@ -466,7 +468,7 @@ struct ltx_tx *ltx_tx_self(void)
 	ltx_self = tx;
 	/* Seq_cst, then a full fence, before this thread's first begin: the
 	 * exclusive taker's side of the Dekker pair (tx/serial.h). */
-	__atomic_fetch_add(&live_threads, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&ltx_tx_live_threads, 1, __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	ltx_stats_arm(tx);
 	return tx;
@@ -474,7 +476,7 @@ struct ltx_tx *ltx_tx_self(void)
 
 unsigned ltx_tx_other_threads_now(void)
 {
-	unsigned n = __atomic_load_n(&live_threads, __ATOMIC_SEQ_CST);
+	unsigned n = __atomic_load_n(&ltx_tx_live_threads, __ATOMIC_SEQ_CST);
 	unsigned mine = ltx_self != &ltx_boot_tx;
 
 	return n > mine ? n - mine : 0;
@@ -482,7 +484,7 @@ unsigned ltx_tx_other_threads_now(void)
 
 unsigned ltx_tx_other_threads(void)
 {
-	unsigned n = __atomic_load_n(&live_threads, __ATOMIC_RELAXED);
+	unsigned n = __atomic_load_n(&ltx_tx_live_threads, __ATOMIC_RELAXED);
 	unsigned mine = ltx_self != &ltx_boot_tx; /* a twin: its parent */
 
 	return n > mine ? n - mine : 0;
@@ -606,10 +608,45 @@ void ltx_tx_begin(struct ltx_tx *tx)
 		begin(tx);
 }
 
+/* begin() out of line, so that ltx_tx_begin_alone's common case saves
+ * no register. */
+static __attribute__((noinline)) void begin_general(struct ltx_tx *tx)
+{
+	begin(tx);
+}
+
+bool ltx_tx_begin_alone(struct ltx_tx *tx)
+{
+	int st = load_status(tx);
+
+	/* The count read first as a hint, so that threads that are not
+	 * alone never write the token's line for nothing. */
+	if (ltx_unlikely(!ltx_status_idle(st)) ||
+	    ltx_unlikely(tx->slow & LTX_SLOW_STATIC) || !ltx_tx_alone_hint() ||
+	    ltx_unlikely(!ltx_serial_try_exclusive(tx)))
+		return false;
+	if (ltx_unlikely(!ltx_tx_alone_with_token())) {
+		/* Nothing was done under it: give it back. */
+		ltx_serial_release(tx);
+		return false;
+	}
+	/* Other modes and settings: the general begin, as
+	 * ltx_tx_begin_exclusive's after its drain. */
+	if (ltx_likely(st == LTX_IDLE))
+		ltx_tx_fast_begin_held(tx);
+	else
+		begin_general(tx);
+	return true;
+}
+
 void ltx_tx_begin_exclusive(struct ltx_tx *tx)
 {
 	assert(ltx_status_idle(load_status(tx)));
 	ltx_serial_acquire_exclusive(tx);
+	if (load_status(tx) == LTX_IDLE && ltx_tx_alone_with_token()) {
+		ltx_tx_fast_begin_held(tx);
+		return;
+	}
 	ltx_serial_drain(tx);
 	begin(tx);
 }
@@ -1082,6 +1119,38 @@ bool ltx_tx_commit(struct ltx_tx *tx)
 	if (tx->checkpoint != NULL)
 		restart(tx, tx->last_status | TM_ABORT_RETRY);
 	return false;
+}
+
+bool ltx_tx_commit_exclusive(struct ltx_tx *tx)
+{
+	struct ltx_cd *cd = &tx->cd;
+
+	/*
+	 * Nothing logged (it read and wrote memory directly), no slow bit
+	 * but the token's, still live, in the invisible mode off its
+	 * counted path: committed_slow's work alone, as an update (it wrote
+	 * memory directly).  A holder of the token exclusive is never
+	 * doomed (no other transaction runs, and a signal leaves an
+	 * irrevocable one alone: tx/signal.c), and the invisible mode has
+	 * nothing to prepare or publish for empty logs (ltx_inv_prepare,
+	 * ltx_inv_publish: only the reset below).
+	 */
+	if (ltx_unlikely(tx->slow != LTX_SLOW_SERIAL) ||
+	    ltx_unlikely(load_status(tx) != LTX_ACTIVE) ||
+	    cd->ws_next != cd->ws_base || cd->rs_next != cd->rs_base ||
+	    ltx_unlikely(tx->mode != LTX_MODE_INVISIBLE || cd->counted) ||
+	    ltx_unlikely(!ltx_serial_exclusive(tx)))
+		return ltx_tx_commit(tx);
+	cd->limit = 0;
+	tx->stats.commits_rw++;
+	tx->end_state = 0;
+	/* Release, then the token's release: as committed_slow and
+	 * end_serial, so a transaction that begins once the token is free
+	 * sees this one over. */
+	store_status(tx, idle_status());
+	tx->slow = 0;
+	ltx_serial_release(tx);
+	return true;
 }
 
 void ltx_tx_abort(struct ltx_tx *tx)

@@ -34,6 +34,14 @@ bool ltx_tx_commit(struct ltx_tx *tx);
 void ltx_tx_abort(struct ltx_tx *tx);
 
 /*
+ * ltx_tx_commit_exclusive: COMMIT of a transaction that runs alone (begun
+ * by ltx_tx_begin_exclusive or ltx_tx_begin_alone): with nothing logged
+ * and no slow bit but the token's, it only counts the commit and gives
+ * the token back; anything else takes ltx_tx_commit.
+ */
+bool ltx_tx_commit_exclusive(struct ltx_tx *tx);
+
+/*
  * ltx_tx_add_action: run fn(arg) when the live transaction commits
  * (on_commit true) or aborts (false).  Commit actions run in order after
  * the stores are published and the lines released; abort actions run in
@@ -61,6 +69,17 @@ void ltx_tx_begin(struct ltx_tx *tx);
  * ltx_tx_abort).  Not in signal handlers.
  */
 void ltx_tx_begin_exclusive(struct ltx_tx *tx);
+
+/*
+ * ltx_tx_begin_alone: ltx_tx_begin_exclusive's quick case, when no other
+ * thread holds a descriptor: one CAS of the token and nothing to drain.
+ * Returns false, having changed nothing, if another thread holds a
+ * descriptor, the token is taken, or tx is not idle (the caller then
+ * chooses again).  Where it may be
+ * called, as ltx_tx_begin_exclusive, whose work it does when it returns
+ * true.
+ */
+bool ltx_tx_begin_alone(struct ltx_tx *tx);
 
 /*
  * ltx_tx_become_exclusive: make tx's live transaction one that runs
@@ -111,6 +130,20 @@ struct ltx_tx *ltx_tx_self(void);
  * take one right after.
  */
 unsigned ltx_tx_other_threads(void);
+
+/*
+ * ltx_tx_live_threads: the threads that hold a descriptor of their own
+ * (tx.c writes it with seq_cst RMWs when one takes or gives back one).
+ * ltx_tx_alone_hint: whether the calling thread, which holds one, looks
+ * like the only one: a relaxed load, a hint as ltx_tx_other_threads (a
+ * thread may take one right after); ltx_tx_begin_alone decides for good.
+ */
+extern unsigned ltx_tx_live_threads;
+
+static inline bool ltx_tx_alone_hint(void)
+{
+	return __atomic_load_n(&ltx_tx_live_threads, __ATOMIC_RELAXED) <= 1;
+}
 
 /* ltx_tx_other_threads_now: the same, as a seq_cst load (the Dekker
  * pair of the serial token, tx/serial.h). */

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Runs the -fgnu-tm test programs under GCC's libitm and under ltx, and
-# (ltx only) mixed.c, where GCC and tm_* transactions share data.
+# (ltx only) mixed.c, mixed_bank.c and alone_churn.c, where GCC and tm_*
+# transactions share data.
 #
 # Each program in tests/itm checks its own result.  It is built once with
 # gcc -fgnu-tm (so it needs libitm.so.1) and once linked with -lltx ahead of
@@ -244,6 +245,23 @@ if $CC -O2 -fgnu-tm -pthread -I"$srcdir/itm" -I"$srcdir/../include" \
 	done
 else
 	echo "FAIL: mixed_bank does not build"
+	fail=1
+fi
+# A GCC thread alone most of the time (uninstrumented, the token taken
+# without a drain) beside tm_* threads that come and go one by one.
+if $CC -O2 -fgnu-tm -pthread -I"$srcdir/itm" -I"$srcdir/../include" \
+	"$srcdir/itm/alone_churn.c" -o "$work/alone_churn.ltx" \
+	-Wl,--no-as-needed -L"$LTXLIBDIR" -lltx \
+	-Wl,-rpath,"$(dirname "$LTXLIB")"; then
+	for m in $modes; do
+		n=
+		LTX_MODE=$m LTX_ITM_REPORT=1 "$work/alone_churn.ltx" 300 \
+			>"$work/out" 2>"$work/err"
+		rc=$?
+		check "alone_churn, $m" yes
+	done
+else
+	echo "FAIL: alone_churn does not build"
 	fail=1
 fi
 exit $fail
