@@ -53,7 +53,7 @@ struct ltx_tx ltx_refuse_tx = {
  * they ask for, and what a signal does to a transaction.  Here, in the
  * engine, because every front end links it: a program linked with libltx.a
  * that calls only GCC's libitm ABI pulls in no tm_* object, and its LTX_*
- * settings were once ignored (tests/static-link.sh).
+ * settings were once ignored (tests/integration/static-link.sh).
  */
 __attribute__((constructor)) static void tx_load(void)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// TM_ATOMIC in C++ must not compile: tests/cxx-check.sh expects the
-// compiler to stop at the line marked below with a message that names
-// TM_ATOMIC(3).
+// TM_ATOMIC in C++ must not compile: tests/integration/cxx-check.sh
+// expects the compiler to stop at the line marked below with a message that
+// names TM_ATOMIC(3).
 #include <ltx/tm.h>
 
 #include <string>

@@ -4,7 +4,7 @@
 # warning (-Wall -Wextra -pedantic -Werror) in every standard from C++11
 # that the compiler knows, with and without LTX_INLINE; and TM_ATOMIC, C
 # only, is refused at the line that uses it with a message naming
-# TM_ATOMIC(3) (tests/cxx_tm_atomic.cc must not compile).
+# TM_ATOMIC(3) (tests/integration/cxx_tm_atomic.cc must not compile).
 # Environment: CXX, CXXFLAGS, srcdir.
 set -u
 : "${CXX:=c++}"
@@ -28,7 +28,8 @@ for std in $stds; do
 	for def in "" -DLTX_INLINE; do
 		# shellcheck disable=SC2086
 		if $CXX ${CXXFLAGS:-} -std=$std $def -Wall -Wextra -pedantic \
-			-Werror -I"$inc" -fsyntax-only "$srcdir/cxx_headers.cc" \
+			-Werror -I"$inc" -fsyntax-only \
+			"$srcdir/integration/cxx_headers.cc" \
 			>"$tmp/err" 2>&1; then
 			echo "PASS: the headers compile cleanly as $std $def"
 		else
@@ -38,10 +39,10 @@ for std in $stds; do
 		fi
 	done
 	line=$(grep -n 'cxx-check: the error is here' \
-		"$srcdir/cxx_tm_atomic.cc" | cut -d: -f1)
+		"$srcdir/integration/cxx_tm_atomic.cc" | cut -d: -f1)
 	# shellcheck disable=SC2086
 	if $CXX ${CXXFLAGS:-} -std=$std -I"$inc" -fsyntax-only \
-		"$srcdir/cxx_tm_atomic.cc" >"$tmp/err" 2>&1; then
+		"$srcdir/integration/cxx_tm_atomic.cc" >"$tmp/err" 2>&1; then
 		echo "FAIL: TM_ATOMIC compiled as $std: C++ must refuse it"
 		fail=1
 	elif ! grep -q "cxx_tm_atomic.cc:$line:" "$tmp/err" ||

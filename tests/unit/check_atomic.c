@@ -4,28 +4,17 @@
 #include <ltx/tm.h>
 
 #include <check.h>
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const modes[] = { "invisible", "visible" };
-#define NMODES ((int)(sizeof(modes) / sizeof(modes[0])))
-
-/* Select mode i; false if this build does not have it (skip). */
-static bool use_mode(int i)
-{
-	if (tm_config_set("LTX_MODE", modes[i]) == 0)
-		return true;
-	ck_assert_int_eq(errno, EINVAL);
-	return false;
-}
+#include "ltx-test.h"
 
 static tm_word_t a, b;
 
 START_TEST(test_atomic_block_commits_its_stores)
 {
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
 	a = 1;
 	TM_ATOMIC {
@@ -43,7 +32,7 @@ START_TEST(test_retry_restarts_block_and_discards_stores)
 	volatile int runs = 0;
 	volatile unsigned seen = 0;
 
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
 	a = 0;
 	TM_ATOMIC {
@@ -63,7 +52,7 @@ START_TEST(test_abort_leaves_block_without_its_stores)
 {
 	volatile int after = 0;
 
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
 	a = 5;
 	TM_ATOMIC {
@@ -85,7 +74,7 @@ START_TEST(test_nested_block_is_part_of_outer_transaction)
 {
 	volatile int outer_runs = 0, inner_runs = 0;
 
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
 	a = 0;
 	b = 0;
@@ -112,7 +101,7 @@ START_TEST(test_abort_in_nested_block_leaves_outer)
 {
 	volatile int reached = 0;
 
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
 	a = 0;
 	TM_ATOMIC {
@@ -140,7 +129,7 @@ static int leave_by_return(void)
 
 START_TEST(test_break_and_return_commit_the_block)
 {
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
 	a = 0;
 	b = 0;
@@ -185,7 +174,7 @@ START_TEST(test_concurrent_blocks_lose_no_update)
 {
 	pthread_t t[THREADS];
 
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
 	memset(counter, 0, sizeof(counter));
 	for (int i = 0; i < THREADS; i++)
@@ -262,7 +251,7 @@ START_TEST(test_restart_from_below_keeps_the_functions_state)
 	volatile int runs = 0;
 	unsigned long x = 1000 + (unsigned long)_i, got;
 
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
 	a = 0;
 	got = call_block_between(x, &runs);
@@ -277,31 +266,25 @@ int main(void)
 {
 	Suite *s = suite_create("atomic");
 	TCase *tc = tcase_create("block");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_atomic_block_commits_its_stores, 0,
-			    NMODES);
+			    LTX_TEST_NMODES);
 	tcase_add_loop_test(tc, test_retry_restarts_block_and_discards_stores,
-			    0, NMODES);
+			    0, LTX_TEST_NMODES);
 	tcase_add_loop_test(tc, test_abort_leaves_block_without_its_stores, 0,
-			    NMODES);
+			    LTX_TEST_NMODES);
 	tcase_add_loop_test(tc, test_nested_block_is_part_of_outer_transaction,
-			    0, NMODES);
+			    0, LTX_TEST_NMODES);
 	tcase_add_loop_test(tc, test_abort_in_nested_block_leaves_outer, 0,
-			    NMODES);
+			    LTX_TEST_NMODES);
 	tcase_add_loop_test(tc, test_break_and_return_commit_the_block, 0,
-			    NMODES);
+			    LTX_TEST_NMODES);
 	tcase_add_loop_test(tc, test_concurrent_blocks_lose_no_update, 0,
-			    NMODES);
+			    LTX_TEST_NMODES);
 	tcase_add_loop_test(tc,
 			    test_restart_from_below_keeps_the_functions_state,
-			    0, NMODES);
+			    0, LTX_TEST_NMODES);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ltx_test_run(s);
 }

@@ -21,15 +21,15 @@
 
 #include <ltx/tm.h>
 
+#include "ltx-test.h"
+
 static tm_word_t cell[8] __attribute__((aligned(64)));
 static tm_word_t other[8] __attribute__((aligned(64)));
 static tm_word_t many[100][8] __attribute__((aligned(64), unused));
 
-static const char *const modes[] = { "invisible", "visible" };
-
 static void set_mode(int i)
 {
-	ck_assert_int_eq(tm_config_set("LTX_MODE", modes[i]), 0);
+	ck_assert_int_eq(tm_config_set("LTX_MODE", ltx_test_modes[i]), 0);
 	cell[0] = 0;
 	other[0] = 0;
 }
@@ -411,11 +411,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return ltx_test_run(suite());
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "cd/wset.h"
+#include "ltx-test.h"
 
 /* The merge byte by byte, as the definition says it. */
 static uint64_t merge_bytes(uint64_t mem, uint64_t data, unsigned dirty)
@@ -62,15 +63,9 @@ int main(void)
 {
 	Suite *s = suite_create("wset");
 	TCase *tc = tcase_create("merge");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_byte_mask_sets_the_dirty_bytes_whole);
 	tcase_add_test(tc, test_merged_word_takes_dirty_bytes_from_the_entry);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return ltx_test_run(s);
 }

@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "ltx-test.h"
+
 static tm_word_t lines[8][8] __attribute__((aligned(64)));
 
 /* The modes under test: invisible, visible, invisible with a capacity
@@ -173,8 +175,6 @@ int main(void)
 {
 	Suite *s = suite_create("linestate");
 	TCase *tc = tcase_create("states");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_loop_test(tc, test_line_states_through_a_transaction, 0, 3);
 	tcase_add_loop_test(tc, test_abort_empties_every_line, 0, 3);
@@ -182,9 +182,5 @@ int main(void)
 	tcase_add_loop_test(tc, test_bus_requests_are_counted_per_line, 0, 3);
 	tcase_add_loop_test(tc, test_failed_request_counts_busy, 0, 3);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ltx_test_run(s);
 }

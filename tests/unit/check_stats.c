@@ -14,6 +14,7 @@
 #include <sys/sysmacros.h>
 
 #include "cd/conflict.h"
+#include "ltx-test.h"
 #include "rt/peek.h"
 #include "rt/statseg.h"
 #include "tx/stats.h"
@@ -136,28 +137,30 @@ END_TEST
  * counts the abort.  Each case must add exactly one abort, to its class,
  * and count it on this thread's line.
  */
-enum holder_step { HOLD, STORE_AND_COMMIT, COMMIT };
-
 struct holder {
 	tm_word_t *word;
 	bool store_first; /* ST before the requester comes */
 	bool store_later; /* ST after it, before committing */
-	pthread_barrier_t held, go;
+	tm_word_t v;	  /* what the holder's LTX read */
 };
 
-static void *hold_line(void *arg)
+/* The holder's steps (the step harness, common/ltx-test.h). */
+static void hold_line(void *arg)
 {
 	struct holder *h = arg;
-	tm_word_t v = tm_ltx(h->word);
 
+	h->v = tm_ltx(h->word);
 	if (h->store_first)
-		tm_st(h->word, v + 1);
-	pthread_barrier_wait(&h->held);
-	pthread_barrier_wait(&h->go);
+		tm_st(h->word, h->v + 1);
+}
+
+static void release_line(void *arg)
+{
+	struct holder *h = arg;
+
 	if (h->store_later)
-		tm_st(h->word, v + 1);
+		tm_st(h->word, h->v + 1);
 	ck_assert(tm_commit());
-	return NULL;
 }
 
 static const struct ltx_stats_line *line_of(const struct ltx_stats_tables *t,
@@ -190,18 +193,16 @@ static unsigned one_conflict(tm_word_t *theirs, tm_word_t *mine,
 	struct ltx_stats a, b;
 	uint64_t threads, n = 0, on_line = 0;
 	unsigned cls = LTX_CONFLICT_CLASSES;
-	pthread_t t;
+	struct ltx_test_peer holder;
 
-	pthread_barrier_init(&h.held, NULL, 2);
-	pthread_barrier_init(&h.go, NULL, 2);
 	ltx_stats_collect_all(&a, &threads, &ta);
-	pthread_create(&t, NULL, hold_line, &h);
-	pthread_barrier_wait(&h.held);
+	ltx_test_peer_start(&holder);
+	ltx_test_peer_run(&holder, hold_line, &h);
 	tm_st(mine, tm_ltx(mine) + 1); /* doomed: the line is held */
 	if (abort_first)
 		ck_assert(!tm_commit());
-	pthread_barrier_wait(&h.go);
-	pthread_join(t, NULL);
+	ltx_test_peer_run(&holder, release_line, &h);
+	ltx_test_peer_stop(&holder);
 	if (!abort_first)
 		ck_assert(!tm_commit());
 	ltx_stats_collect_all(&b, &threads, &tb);
@@ -221,8 +222,6 @@ static unsigned one_conflict(tm_word_t *theirs, tm_word_t *mine,
 	}
 	ck_assert_uint_eq(n, 1);
 	ck_assert_uint_eq(on_line, 1);
-	pthread_barrier_destroy(&h.held);
-	pthread_barrier_destroy(&h.go);
 	return cls;
 }
 
@@ -705,8 +704,6 @@ int main(void)
 {
 	Suite *s = suite_create("stats");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_stats_count_commits_and_explicit_aborts);
 	tcase_add_test(tc, test_stats_get_rejects_small_size);
@@ -728,9 +725,5 @@ int main(void)
 	tcase_add_test(tc, test_statseg_parse_survives_corrupt_segments);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ltx_test_run(s);
 }

@@ -5,29 +5,19 @@
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bank.h"
+#include "ltx-test.h"
 #include "tx/desc.h"
 #include "tx/tx.h"
-
-static const char *const modes[] = { "invisible", "visible" };
-#define NMODES ((int)(sizeof(modes) / sizeof(modes[0])))
-
-static bool use_mode(int i)
-{
-	if (tm_config_set("LTX_MODE", modes[i]) == 0)
-		return true;
-	ck_assert_int_eq(errno, EINVAL);
-	return false;
-}
 
 static tm_word_t a;
 
 START_TEST(test_irrevocable_outside_transaction_begins_one)
 {
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
 	ck_assert(!tm_in_transaction());
 	ck_assert(tm_irrevocable());
@@ -45,7 +35,7 @@ START_TEST(test_serial_fallback_after_k_consecutive_aborts)
 {
 	volatile int runs = 0, irrevocable_run = 0;
 
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
 	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "3"), 0);
 	TM_ATOMIC {
@@ -97,7 +87,7 @@ END_TEST
 #define INITIAL 100
 #define TRANSFERS 20000
 
-static tm_word_t accounts[ACCOUNTS][8] __attribute__((aligned(64)));
+static struct bank bank;
 
 struct worker {
 	int id;
@@ -109,6 +99,8 @@ struct worker {
 static void transfer(struct worker *w, unsigned from, unsigned to,
 		     bool go_irrevocable)
 {
+	tm_word_t *src = bank_balance(&bank, from);
+	tm_word_t *dst = bank_balance(&bank, to);
 	volatile int became = 0;
 
 	TM_ATOMIC {
@@ -116,29 +108,17 @@ static void transfer(struct worker *w, unsigned from, unsigned to,
 
 		if (became)
 			w->restarted_after_irrevocable++;
-		x = tm_lt(&accounts[from][0]);
+		x = tm_lt(src);
 		if (go_irrevocable) {
 			/* In a block: true, or the block restarts. */
 			ck_assert(tm_irrevocable());
 			became = 1;
 		}
-		tm_st(&accounts[from][0], x - 1);
-		tm_st(&accounts[to][0], tm_lt(&accounts[to][0]) + 1);
+		tm_st(src, x - 1);
+		tm_st(dst, tm_lt(dst) + 1);
 	}
 	if (became)
 		w->irrevocable++;
-}
-
-static tm_word_t audit(void)
-{
-	volatile tm_word_t sum = 0;
-
-	TM_ATOMIC {
-		sum = 0;
-		for (int i = 0; i < ACCOUNTS; i++)
-			sum += tm_lt(&accounts[i][0]);
-	}
-	return sum;
 }
 
 static void *bank_worker(void *arg)
@@ -151,7 +131,8 @@ static void *bank_worker(void *arg)
 		unsigned to = (unsigned)rand_r(&seed) % ACCOUNTS;
 
 		transfer(w, from, to, (n % 16) == w->id);
-		if (n % 64 == 0 && audit() != (tm_word_t)ACCOUNTS * INITIAL)
+		if (n % 64 == 0 &&
+		    bank_audit(&bank) != (tm_word_t)ACCOUNTS * INITIAL)
 			w->audits_bad++;
 	}
 	return NULL;
@@ -161,13 +142,11 @@ START_TEST(test_irrevocable_interleaved_with_ordinary_keeps_invariants)
 {
 	pthread_t t[THREADS];
 	struct worker w[THREADS];
-	tm_word_t sum = 0;
 
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
 	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "4"), 0);
-	for (int i = 0; i < ACCOUNTS; i++)
-		accounts[i][0] = INITIAL;
+	bank_open(&bank, ACCOUNTS, INITIAL);
 	for (int i = 0; i < THREADS; i++) {
 		memset(&w[i], 0, sizeof(w[i]));
 		w[i].id = i;
@@ -180,9 +159,7 @@ START_TEST(test_irrevocable_interleaved_with_ordinary_keeps_invariants)
 		ck_assert_uint_eq(w[i].audits_bad, 0);
 		ck_assert_uint_eq(w[i].irrevocable, TRANSFERS / 16);
 	}
-	for (int i = 0; i < ACCOUNTS; i++)
-		sum += accounts[i][0];
-	ck_assert_uint_eq(sum, (tm_word_t)ACCOUNTS * INITIAL);
+	ck_assert_uint_eq(bank_total(&bank), (tm_word_t)ACCOUNTS * INITIAL);
 	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "16"), 0); /* the default */
 }
 END_TEST
@@ -207,9 +184,10 @@ struct stalled {
 };
 
 static tm_word_t contested[2][8] __attribute__((aligned(64)));
-static sem_t r_holds, w_done;
 
-static void *stalled_holder(void *arg)
+/* R's first step: take the line; R then waits, inside its transaction and
+ * outside ltx, for its next step (the step harness, common/ltx-test.h). */
+static void stalled_take(void *arg)
 {
 	struct stalled *r = arg;
 
@@ -227,13 +205,16 @@ static void *stalled_holder(void *arg)
 		break;
 	}
 	ck_assert(tm_in_transaction());
-	sem_post(&r_holds);
-	while (sem_wait(&w_done) != 0) /* blocked outside ltx */
-		;
+}
+
+/* R's second step, once W has committed. */
+static void stalled_finish(void *arg)
+{
+	struct stalled *r = arg;
+
 	r->reread = tm_lt(&contested[1][0]);
 	r->committed = tm_commit();
 	r->status = tm_status();
-	return NULL;
 }
 
 /* W on the calling thread against R holding contested[0] as r says;
@@ -241,17 +222,14 @@ static void *stalled_holder(void *arg)
  * Returns W's attempts. */
 static int irrevocable_against_stalled(struct stalled *r, bool explicit)
 {
-	pthread_t t;
+	struct ltx_test_peer holder;
 	int attempts = 0;
 
 	contested[0][0] = 0;
 	contested[1][0] = 0;
 	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "3"), 0);
-	ck_assert_int_eq(sem_init(&r_holds, 0, 0), 0);
-	ck_assert_int_eq(sem_init(&w_done, 0, 0), 0);
-	ck_assert_int_eq(pthread_create(&t, NULL, stalled_holder, r), 0);
-	while (sem_wait(&r_holds) != 0)
-		;
+	ltx_test_peer_start(&holder);
+	ltx_test_peer_run(&holder, stalled_take, r);
 	do {
 		attempts++;
 		if (explicit)
@@ -259,13 +237,11 @@ static int irrevocable_against_stalled(struct stalled *r, bool explicit)
 		tm_st(&contested[0][0], 1);
 		tm_st(&contested[1][0], 7);
 	} while (!tm_commit());
-	sem_post(&w_done);
-	pthread_join(t, NULL);
+	ltx_test_peer_run(&holder, stalled_finish, r);
+	ltx_test_peer_stop(&holder);
 	ck_assert_uint_eq(contested[0][0], 1);
 	ck_assert_uint_eq(contested[1][0], 7);
 	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "16"), 0); /* the default */
-	sem_destroy(&r_holds);
-	sem_destroy(&w_done);
 	return attempts;
 }
 
@@ -276,7 +252,7 @@ START_TEST(test_irrevocable_dooms_stalled_holder)
 			     .unslotted = (_i & 8) != 0 };
 	int attempts;
 
-	if (r.how > TAKE_ST || !use_mode(_i & 1))
+	if (r.how > TAKE_ST || !ltx_test_use_mode(_i & 1))
 		return;
 	if (r.unslotted && (_i & 1) == 0)
 		return; /* slots: the visible mode's */
@@ -295,7 +271,7 @@ START_TEST(test_explicit_irrevocable_dooms_stalled_holder)
 {
 	struct stalled r = { .how = (_i & 2) ? TAKE_ST : TAKE_LTX };
 
-	if (!use_mode(_i & 1))
+	if (!ltx_test_use_mode(_i & 1))
 		return;
 	ck_assert_int_eq(irrevocable_against_stalled(&r, true), 1);
 	ck_assert_uint_eq(r.reread, 0);
@@ -308,18 +284,16 @@ int main(void)
 {
 	Suite *s = suite_create("irrevocable");
 	TCase *tc = tcase_create("irrevocable");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_irrevocable_outside_transaction_begins_one,
-			    0, NMODES);
+			    0, LTX_TEST_NMODES);
 	tcase_add_loop_test(tc, test_serial_fallback_after_k_consecutive_aborts,
-			    0, NMODES);
+			    0, LTX_TEST_NMODES);
 	tcase_add_test(tc, test_serial_after_setting_rejects_bad_values);
 	tcase_add_loop_test(
 		tc, test_irrevocable_interleaved_with_ordinary_keeps_invariants,
-		0, NMODES);
+		0, LTX_TEST_NMODES);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("progress");
 	tcase_set_timeout(tc, 30);
@@ -327,9 +301,5 @@ int main(void)
 	tcase_add_loop_test(tc, test_explicit_irrevocable_dooms_stalled_holder,
 			    0, 4);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ltx_test_run(s);
 }

@@ -7,12 +7,13 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ltx-test.h"
 
 static struct tm_mem_stats stats(void)
 {
@@ -162,22 +163,25 @@ struct elem {
 };
 
 static struct elem *top;
-static sem_t reader_has_it, freer_done;
+static struct elem *reader_res;
 static long plain_value, tm_value;
 static bool reader_committed;
 
-static void *doomed_reader(void *arg)
+/* The reader's steps (the step harness, common/ltx-test.h): take the top,
+ * then, once the freer has committed, dereference it. */
+static void reader_takes_top(void *arg)
 {
-	struct elem *res = (struct elem *)tm_lt(&top);
-
-	(void)arg;
+	reader_res = (struct elem *)tm_lt(&top);
 	ck_assert(tm_validate());
-	sem_post(&reader_has_it);
-	sem_wait(&freer_done);
+}
+
+static void reader_dereferences_it(void *arg)
+{
+	struct elem *res = reader_res;
+
 	plain_value = res->value;   /* as the article's pop reads res->c */
 	tm_value = (long)tm_lt(&res->value);
 	reader_committed = tm_commit();
-	return NULL;
 }
 
 START_TEST(test_doomed_reader_never_sees_freed_block)
@@ -185,7 +189,7 @@ START_TEST(test_doomed_reader_never_sees_freed_block)
 	struct elem *a = tm_malloc(sizeof(*a)), *b = tm_malloc(sizeof(*b));
 	struct elem *res;
 	uint64_t freed, pending;
-	pthread_t t;
+	struct ltx_test_peer reader;
 
 	tm_mem_flush(); /* CK_FORK=no: earlier tests' frees */
 	pending = stats().pending_blocks;
@@ -194,10 +198,8 @@ START_TEST(test_doomed_reader_never_sees_freed_block)
 	a->value = 1;
 	a->next = b;
 	top = a;
-	sem_init(&reader_has_it, 0, 0);
-	sem_init(&freer_done, 0, 0);
-	pthread_create(&t, NULL, doomed_reader, NULL);
-	sem_wait(&reader_has_it);
+	ltx_test_peer_start(&reader);
+	ltx_test_peer_run(&reader, reader_takes_top, NULL);
 
 	/* Pop a and free it, in one transaction. */
 	res = (struct elem *)tm_ltx(&top);
@@ -211,8 +213,8 @@ START_TEST(test_doomed_reader_never_sees_freed_block)
 	ck_assert_uint_eq(stats().pending_blocks, pending + 1);
 	ck_assert_uint_eq(stats().freed_blocks, freed);
 
-	sem_post(&freer_done);
-	pthread_join(t, NULL);
+	ltx_test_peer_run(&reader, reader_dereferences_it, NULL);
+	ltx_test_peer_stop(&reader);
 	ck_assert_int_eq(plain_value, 1);
 	ck_assert_int_eq(tm_value, 0); /* doomed: the load read nothing */
 	ck_assert(!reader_committed);
@@ -390,18 +392,18 @@ END_TEST
 /*
  * A thread stalls inside a transaction while others churn: they make
  * progress (they finish), but nothing they free is released while the
- * stalled transaction could read it; it all is once it ends.
+ * stalled transaction could read it; it all is once it ends.  The stalled
+ * thread's steps (the step harness, common/ltx-test.h): it reads the list
+ * head, then stays in its transaction until told to end it.
  */
-static sem_t stalled_began, stall_over;
-
-static void *stall(void *arg)
+static void stall_begin(void *arg)
 {
-	(void)arg;
 	(void)tm_lt(&list_head.next);
-	sem_post(&stalled_began);
-	sem_wait(&stall_over);
+}
+
+static void stall_end(void *arg)
+{
 	tm_commit();
-	return NULL;
 }
 
 START_TEST(test_stalled_transaction_delays_reclamation_not_progress)
@@ -411,7 +413,7 @@ START_TEST(test_stalled_transaction_delays_reclamation_not_progress)
 	uint64_t pending;
 	int64_t base;
 	long size = 0, deleted = 0;
-	pthread_t t;
+	struct ltx_test_peer stalled;
 
 	set("LTX_MEM_LIMIT", "64k");
 	tm_mem_flush();
@@ -419,10 +421,8 @@ START_TEST(test_stalled_transaction_delays_reclamation_not_progress)
 	base = live_blocks(); /* CK_FORK=no: earlier tests' blocks */
 	for (long k = 0; k < KEYS; k += 2)
 		list_insert(k);
-	sem_init(&stalled_began, 0, 0);
-	sem_init(&stall_over, 0, 0);
-	pthread_create(&t, NULL, stall, NULL);
-	sem_wait(&stalled_began);
+	ltx_test_peer_start(&stalled);
+	ltx_test_peer_run(&stalled, stall_begin, NULL);
 
 	run_churn(c, 4, 4000); /* progress: they all finish */
 	size = KEYS / 2;
@@ -440,8 +440,8 @@ START_TEST(test_stalled_transaction_delays_reclamation_not_progress)
 	/* Only allocations undone by aborts were released meanwhile. */
 	ck_assert_int_eq(live_blocks(), base + size + deleted);
 
-	sem_post(&stall_over);
-	pthread_join(t, NULL);
+	ltx_test_peer_run(&stalled, stall_end, NULL);
+	ltx_test_peer_stop(&stalled);
 	tm_mem_flush();
 	ck_assert_uint_eq(stats().pending_blocks, 0);
 	ck_assert_int_eq(live_blocks(), base + size);
@@ -478,8 +478,6 @@ int main(void)
 	Suite *s = suite_create("mem");
 	TCase *tc = tcase_create("core");
 	TCase *stress = tcase_create("stress");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_tm_malloc_leaves_program_malloc_alone);
 	tcase_add_test(tc, test_calloc_zeroes_and_aligned_alloc_aligns);
@@ -498,9 +496,5 @@ int main(void)
 	tcase_add_test(
 		stress, test_stalled_transaction_delays_reclamation_not_progress);
 	suite_add_tcase(s, stress);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ltx_test_run(s);
 }

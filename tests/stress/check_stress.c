@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* Stress invariants with more threads than cores: LIFO and bank. */
-#include <ltx/isa.h>
 #include <ltx/tm.h>
 
 #include <check.h>
@@ -9,40 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- Figure 8.4 of the article, "... delay ..." lines deleted ---- */
-typedef long data_t;
-struct elem {
-  data_t d;
-  struct elem *c;
-};
-static struct elem *top;
-static void push(struct elem *n) {
-  while (1) {
-    n->c = LTX(top);
-    ST(&top, n);
-    if (COMMIT())
-      return;
-  }
-}
-static struct elem *pop(void) {
-  while (1) {
-    struct elem *res = LTX(top);
-    if (VALIDATE()) {
-      if (res != NULL)
-        ST(&top, res->c);
-      if (COMMIT())
-        return res;
-    }
-  }
-}
-/* ---- end of Figure 8.4 ---- */
+#include "bank.h"
+#include "lifo.h"
+#include "ltx-test.h"
+
+/* The article's LIFO (Figure 8.4, common/lifo.h). */
+static struct lifo lifo;
 
 #define LIFO_OPS 20000
 
 struct lifo_worker {
 	pthread_t t;
 	long id;
-	struct elem *elems;
+	struct lifo_elem *elems;
 	unsigned char *seen;
 	long nthreads;
 };
@@ -52,14 +30,14 @@ static void *lifo_run(void *arg)
 	struct lifo_worker *w = arg;
 
 	for (long i = 0; i < LIFO_OPS; i++) {
-		struct elem *e = &w->elems[i];
+		struct lifo_elem *e = &w->elems[i];
 
 		e->d = w->id * LIFO_OPS + i;
-		push(e);
+		lifo_push(&lifo, e);
 		/* Every other round pop two, so the stack grows and shrinks. */
 		if (i % 2 == 1) {
 			for (int k = 0; k < 2; k++) {
-				e = pop();
+				e = lifo_pop(&lifo);
 				ck_assert_ptr_nonnull(e);
 				w->seen[e->d]++;
 			}
@@ -74,17 +52,17 @@ static void lifo_threads(long n)
 	struct lifo_worker *w = calloc((size_t)n, sizeof(*w));
 	unsigned char *total = calloc((size_t)(n * LIFO_OPS), 1);
 
-	top = NULL;
+	lifo.top = NULL;
 	for (long i = 0; i < n; i++) {
 		w[i].id = i;
 		w[i].nthreads = n;
-		w[i].elems = calloc(LIFO_OPS, sizeof(struct elem));
+		w[i].elems = calloc(LIFO_OPS, sizeof(struct lifo_elem));
 		w[i].seen = calloc((size_t)(n * LIFO_OPS), 1);
 		pthread_create(&w[i].t, NULL, lifo_run, &w[i]);
 	}
 	for (long i = 0; i < n; i++)
 		pthread_join(w[i].t, NULL);
-	ck_assert_ptr_null(top);
+	ck_assert_ptr_null(lifo.top);
 	for (long i = 0; i < n; i++)
 		for (long k = 0; k < n * LIFO_OPS; k++)
 			total[k] += w[i].seen[k];
@@ -111,10 +89,7 @@ END_TEST
 #define TRANSFERS 50000
 #define MIN_AUDITS 8
 
-static struct {
-	long balance;
-	char pad[56];
-} acct[ACCOUNTS] __attribute__((aligned(64)));
+static struct bank bank;
 static int bank_done;
 static long bad_audits, audits;
 
@@ -134,19 +109,10 @@ static void *bank_worker(void *arg)
 
 		if (a == b)
 			continue;
-		do {
-			long x = (long)tm_ltx(&acct[a].balance);
-			long y;
-
-			/* Half of the transfers read the second account
-			 * shared first, then upgrade (LT then ST). */
-			if (i & 1)
-				y = (long)tm_lt(&acct[b].balance);
-			else
-				y = (long)tm_ltx(&acct[b].balance);
-			tm_st(&acct[a].balance, (tm_word_t)(x - amount));
-			tm_st(&acct[b].balance, (tm_word_t)(y + amount));
-		} while (!tm_commit());
+		/* Half of the transfers read the second account shared
+		 * first, then upgrade (LT then ST). */
+		bank_transfer(&bank, (unsigned)a, (unsigned)b,
+			      (tm_word_t)amount, i & 1);
 	}
 	return NULL;
 }
@@ -154,14 +120,12 @@ static void *bank_worker(void *arg)
 static void *auditor(void *arg)
 {
 	while (!__atomic_load_n(&bank_done, __ATOMIC_RELAXED)) {
-		long sum = 0;
+		tm_word_t sum;
 
-		for (int i = 0; i < ACCOUNTS; i++)
-			sum += (long)tm_lt(&acct[i].balance);
 		/* VALIDATE first: a doomed transaction's loads are garbage. */
-		if (!tm_validate())
+		if (!bank_audit_read(&bank, &sum))
 			continue;
-		if (sum != ACCOUNTS * INITIAL)
+		if (sum != bank_expected(&bank))
 			__atomic_add_fetch(&bad_audits, 1, __ATOMIC_RELAXED);
 		if (tm_commit())
 			__atomic_add_fetch(&audits, 1, __ATOMIC_RELAXED);
@@ -172,10 +136,8 @@ static void *auditor(void *arg)
 static void bank_threads(long n)
 {
 	pthread_t t[16], a;
-	long sum = 0;
 
-	for (int i = 0; i < ACCOUNTS; i++)
-		acct[i].balance = INITIAL;
+	bank_open(&bank, ACCOUNTS, INITIAL);
 	__atomic_store_n(&bank_done, 0, __ATOMIC_RELAXED);
 	bad_audits = audits = 0;
 	pthread_create(&a, NULL, auditor, NULL);
@@ -185,9 +147,7 @@ static void bank_threads(long n)
 		pthread_join(t[i], NULL);
 	__atomic_store_n(&bank_done, 1, __ATOMIC_RELAXED);
 	pthread_join(a, NULL);
-	for (int i = 0; i < ACCOUNTS; i++)
-		sum += acct[i].balance;
-	ck_assert_int_eq(sum, ACCOUNTS * INITIAL);
+	ck_assert_uint_eq(bank_total(&bank), (tm_word_t)ACCOUNTS * INITIAL);
 	ck_assert_int_eq(bad_audits, 0);
 	ck_assert_int_ge(audits, MIN_AUDITS);
 }
@@ -202,8 +162,6 @@ int main(void)
 {
 	Suite *s = suite_create("stress");
 	TCase *tc = tcase_create("invariants");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	/* 2, 4 and 8 threads on a 2-core machine: preemption inside
@@ -224,9 +182,5 @@ int main(void)
 			    test_bank_conserves_money_and_audits_see_the_total,
 			    8, 9);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ltx_test_run(s);
 }

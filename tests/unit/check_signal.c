@@ -1,43 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /* Signals: handler wrapping, doom on delivery, handler transactions, the
- * fault sandbox, and a signal storm over bank transfers, in every mode.
- * Not for TSan (signal handlers touching the descriptor). */
+ * fault sandbox, in every mode (the signal storm over bank transfers is
+ * stress/check_signal_storm.c).  Not for TSan (signal handlers touching
+ * the descriptor). */
 #define _GNU_SOURCE
 #include <ltx/tm.h>
 
 #include <check.h>
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-static const char *const modes[] = { "invisible", "visible" };
-#define NMODES ((int)(sizeof(modes) / sizeof(modes[0])))
-
-static bool use_mode(int i)
-{
-	if (tm_config_set("LTX_MODE", modes[i]) == 0)
-		return true;
-	ck_assert_int_eq(errno, EINVAL);
-	return false;
-}
-
-static void set_handler(int sig, void (*h)(int), int flags)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = h;
-	sa.sa_flags = flags;
-	sigemptyset(&sa.sa_mask);
-	ck_assert_int_eq(sigaction(sig, &sa, NULL), 0);
-}
+#include "ltx-test.h"
 
 static volatile sig_atomic_t hits;
 static volatile sig_atomic_t handler_saw_tx;
@@ -79,7 +57,7 @@ START_TEST(test_resethand_handler_runs_once_then_default)
 {
 	struct sigaction old;
 
-	set_handler(SIGUSR2, count_hit, SA_RESETHAND);
+	ltx_test_set_handler(SIGUSR2, count_hit, SA_RESETHAND);
 	hits = 0;
 	raise(SIGUSR2);
 	ck_assert_int_eq(hits, 1);
@@ -101,9 +79,9 @@ START_TEST(test_signal_dooms_the_transaction_it_lands_in)
 {
 	unsigned st;
 
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
-	set_handler(SIGUSR1, count_hit, 0);
+	ltx_test_set_handler(SIGUSR1, count_hit, 0);
 	hits = 0;
 	a = 3;
 	tm_st(&a, tm_lt(&a) + 1);
@@ -135,9 +113,9 @@ static void handler_transaction(int sig)
 
 START_TEST(test_handler_transaction_leaves_interrupted_one_intact)
 {
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
-	set_handler(SIGUSR1, handler_transaction, 0);
+	ltx_test_set_handler(SIGUSR1, handler_transaction, 0);
 	a = 10;
 	b = 0;
 	hits = 0;
@@ -160,9 +138,9 @@ END_TEST
 
 START_TEST(test_irrevocable_transaction_is_not_doomed_by_signal)
 {
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
-	set_handler(SIGUSR1, count_hit, 0);
+	ltx_test_set_handler(SIGUSR1, count_hit, 0);
 	a = 1;
 	hits = 0;
 	ck_assert(tm_irrevocable());
@@ -216,18 +194,17 @@ START_TEST(test_zombie_dereferencing_unmapped_memory_restarts)
 	volatile int runs = 0;
 	volatile unsigned why = 0;
 	volatile tm_word_t got = 1;
+	bool visible = strcmp(ltx_test_modes[_i], "visible") == 0;
 	pthread_t t;
 
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
 	ck_assert_ptr_ne(n, MAP_FAILED);
 	n->value = 77;
 	shared_word = (tm_word_t)n;
 	zombie_stage = 0;
 	ck_assert_int_eq(pthread_create(&t, NULL, free_and_unmap,
-				       strcmp(modes[_i], "visible") == 0
-					       ? (void *)1
-					       : NULL),
+				       visible ? (void *)1 : NULL),
 			 0);
 	TM_ATOMIC {
 		struct node *p;
@@ -244,7 +221,7 @@ START_TEST(test_zombie_dereferencing_unmapped_memory_restarts)
 		got = p != NULL ? tm_lt(&p->value) : 0;
 	}
 	pthread_join(t, NULL);
-	if (strcmp(modes[_i], "visible") == 0) {
+	if (visible) {
 		/* Visible: the reader was never doomed. */
 		ck_assert_int_eq(runs, 1);
 		ck_assert_uint_eq(got, 77);
@@ -289,7 +266,7 @@ START_TEST(test_null_dereference_in_valid_transaction_kills)
 {
 	int status;
 
-	if (!use_mode(_i))
+	if (!ltx_test_use_mode(_i))
 		return;
 	null_holder = 0;
 	status = run_null_deref_child(false);
@@ -302,206 +279,28 @@ START_TEST(test_null_dereference_in_valid_transaction_kills)
 }
 END_TEST
 
-/* The storm: bank transfers under SIGUSR1 from another thread. */
-#define WORKERS 4
-#define ACCOUNTS 64
-#define INITIAL 1000
-#define STORM_SECONDS 2
-#define EXACT_ROUNDS 50
-
-static tm_word_t accounts[ACCOUNTS][8] __attribute__((aligned(64)));
-static tm_word_t handled_tx __attribute__((aligned(64)));
-static unsigned long handled[WORKERS];
-static __thread int worker_id = -1;
-static volatile int storm_stop;
-
-static volatile int workers_ready;
-
-struct worker {
-	pthread_t thread;
-	int id;
-	unsigned long transfers, signal_aborts, bad_code, audits_bad;
-};
-
-static void storm_handler(int sig)
-{
-	(void)sig;
-	if (worker_id >= 0)
-		__atomic_fetch_add(&handled[worker_id], 1, __ATOMIC_RELEASE);
-	/* A transaction of the handler's own, on every delivery. */
-	TM_ATOMIC tm_st(&handled_tx, tm_lt(&handled_tx) + 1);
-}
-
-static void storm_transfer(struct worker *w, unsigned from, unsigned to)
-{
-	volatile int attempt = 0;
-
-	TM_ATOMIC {
-		tm_word_t x;
-
-		if (attempt++ > 0) {
-			unsigned st = tm_status();
-
-			if (st & TM_ABORT_SIGNAL) {
-				w->signal_aborts++;
-				if (TM_ABORT_CODE(st) != SIGUSR1)
-					w->bad_code++;
-			}
-		}
-		x = tm_lt(&accounts[from][0]);
-		tm_st(&accounts[from][0], x - 1);
-		tm_st(&accounts[to][0], tm_lt(&accounts[to][0]) + 1);
-	}
-}
-
-static tm_word_t storm_audit(void)
-{
-	volatile tm_word_t sum = 0;
-
-	TM_ATOMIC {
-		sum = 0;
-		for (int i = 0; i < ACCOUNTS; i++)
-			sum += tm_lt(&accounts[i][0]);
-	}
-	return sum;
-}
-
-static void *storm_worker(void *arg)
-{
-	struct worker *w = arg;
-	unsigned seed = (unsigned)w->id * 7919u + 1;
-
-	worker_id = w->id;
-	/* The descriptors are made here, not in a handler (no malloc). */
-	(void)tm_lt(&accounts[0][0]);
-	tm_commit();
-	__atomic_fetch_add(&workers_ready, 1, __ATOMIC_RELEASE);
-	while (!storm_stop) {
-		unsigned from = (unsigned)rand_r(&seed) % ACCOUNTS;
-		unsigned to = (unsigned)rand_r(&seed) % ACCOUNTS;
-
-		storm_transfer(w, from, to);
-		if ((++w->transfers & 63) == 0 &&
-		    storm_audit() != (tm_word_t)ACCOUNTS * INITIAL)
-			w->audits_bad++;
-	}
-	return NULL;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-START_TEST(test_signal_storm_loses_no_money_and_no_signal)
-{
-	struct worker w[WORKERS];
-	unsigned long sent[WORKERS] = { 0 }, total_sent = 0, aborts = 0;
-	unsigned long total_handled = 0;
-	double end;
-	tm_word_t sum = 0;
-
-	if (!use_mode(_i))
-		return;
-	for (int i = 0; i < ACCOUNTS; i++)
-		accounts[i][0] = INITIAL;
-	handled_tx = 0;
-	memset(handled, 0, sizeof(handled));
-	storm_stop = 0;
-	workers_ready = 0;
-	set_handler(SIGUSR1, storm_handler, SA_RESTART);
-	for (int i = 0; i < WORKERS; i++) {
-		memset(&w[i], 0, sizeof(w[i]));
-		w[i].id = i;
-		ck_assert_int_eq(
-			pthread_create(&w[i].thread, NULL, storm_worker, &w[i]),
-			0);
-	}
-	while (__atomic_load_n(&workers_ready, __ATOMIC_ACQUIRE) != WORKERS)
-		sched_yield();
-	/* The storm: thousands of sends a second; pending ones may merge. */
-	end = now_s() + STORM_SECONDS;
-	for (unsigned long n = 0; now_s() < end; n++) {
-		struct timespec pause = { 0, 100000 };
-		int i = (int)(n % WORKERS);
-
-		ck_assert_int_eq(pthread_kill(w[i].thread, SIGUSR1), 0);
-		sent[i]++;
-		if (i == WORKERS - 1)
-			nanosleep(&pause, NULL);
-	}
-	for (int i = 0; i < WORKERS; i++)
-		total_sent += sent[i];
-	/* Then one at a time, each awaited: every send is at least one
-	 * handler run (a pending storm signal may merge with the first). */
-	for (int round = 0; round < EXACT_ROUNDS; round++) {
-		for (int i = 0; i < WORKERS; i++) {
-			unsigned long before =
-				__atomic_load_n(&handled[i], __ATOMIC_ACQUIRE);
-
-			ck_assert_int_eq(pthread_kill(w[i].thread, SIGUSR1), 0);
-			while (__atomic_load_n(&handled[i], __ATOMIC_ACQUIRE) ==
-			       before)
-				sched_yield();
-		}
-	}
-	storm_stop = 1;
-	for (int i = 0; i < WORKERS; i++) {
-		pthread_join(w[i].thread, NULL);
-		total_handled += handled[i];
-		/* Never more runs than sends (merging only loses some). */
-		ck_assert_uint_le(handled[i], sent[i] + EXACT_ROUNDS);
-		ck_assert_uint_ge(handled[i], EXACT_ROUNDS);
-		ck_assert_uint_eq(w[i].bad_code, 0);
-		ck_assert_uint_eq(w[i].audits_bad, 0);
-		aborts += w[i].signal_aborts;
-	}
-	signal(SIGUSR1, SIG_DFL);
-	for (int i = 0; i < ACCOUNTS; i++)
-		sum += accounts[i][0];
-	ck_assert_uint_eq(sum, (tm_word_t)ACCOUNTS * INITIAL);
-	/* Each handler run committed its own transaction exactly once. */
-	ck_assert_uint_eq(handled_tx, total_handled);
-	ck_assert_uint_gt(aborts, 0);
-	fprintf(stderr, "storm (%s): %lu SIGUSR1 sent in %d s, %lu handled, "
-		"%lu transactions aborted by them\n", modes[_i], total_sent,
-		STORM_SECONDS, total_handled - WORKERS * EXACT_ROUNDS, aborts);
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("signal");
 	TCase *tc = tcase_create("signal");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_sigaction_reports_application_handler);
 	tcase_add_test(tc, test_resethand_handler_runs_once_then_default);
 	tcase_add_test(tc, test_fault_signals_report_default_disposition);
 	tcase_add_loop_test(tc, test_signal_dooms_the_transaction_it_lands_in,
-			    0, NMODES);
+			    0, LTX_TEST_NMODES);
 	tcase_add_loop_test(
 		tc, test_handler_transaction_leaves_interrupted_one_intact, 0,
-		NMODES);
+		LTX_TEST_NMODES);
 	tcase_add_loop_test(
 		tc, test_irrevocable_transaction_is_not_doomed_by_signal, 0,
-		NMODES);
+		LTX_TEST_NMODES);
 	tcase_add_loop_test(tc,
 			    test_zombie_dereferencing_unmapped_memory_restarts,
-			    0, NMODES);
+			    0, LTX_TEST_NMODES);
 	tcase_add_loop_test(tc, test_null_dereference_in_valid_transaction_kills,
-			    0, NMODES);
-	tcase_add_loop_test(tc, test_signal_storm_loses_no_money_and_no_signal,
-			    0, NMODES);
+			    0, LTX_TEST_NMODES);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ltx_test_run(s);
 }

@@ -6,7 +6,6 @@
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -14,6 +13,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "ltx-test.h"
 
 /*
  * DESIGN.md, Every way out of a transaction: fork ends, in the child,
@@ -31,20 +32,18 @@
  */
 enum take { TAKE_LT, TAKE_LTX, TAKE_ST, TAKE_IRREVOCABLE, NTAKES };
 
-static const char *const modes[] = { "invisible", "visible" };
-
 struct line {
 	tm_word_t w;
 	char pad[64 - sizeof(tm_word_t)];
 } __attribute__((aligned(64)));
 
 static struct line a, b;
-static sem_t held, release;
 static enum take how;
 
-static void *holder(void *arg)
+/* The holder's steps (the step harness, common/ltx-test.h): take the lines
+ * as how says, then, after the fork, commit. */
+static void holder_takes(void *arg)
 {
-	(void)arg;
 	if (how == TAKE_IRREVOCABLE)
 		ck_assert(tm_irrevocable());
 	switch (how) {
@@ -60,11 +59,11 @@ static void *holder(void *arg)
 	}
 	(void)tm_lt(&b.w);
 	ck_assert(tm_in_transaction());
-	sem_post(&held);
-	while (sem_wait(&release) != 0)
-		;
+}
+
+static void holder_commits(void *arg)
+{
 	(void)tm_commit();
-	return NULL;
 }
 
 static void *child_thread(void *arg)
@@ -89,7 +88,7 @@ static void child(int mode)
 		_exit(10);
 	if (a.w != 1 || b.w != 2)
 		_exit(11);
-	if (tm_config_set("LTX_MODE", modes[mode]) != 0)
+	if (tm_config_set("LTX_MODE", ltx_test_modes[mode]) != 0)
 		_exit(12); /* EBUSY: the parent's holder still counted */
 	if (!tm_irrevocable())
 		_exit(13);
@@ -110,21 +109,18 @@ START_TEST(test_child_of_fork_gets_the_lines_of_gone_threads)
 {
 	int mode = _i & 1, status = 0;
 	struct tm_mem_stats ms;
-	pthread_t t;
+	struct ltx_test_peer holder;
 	void *block;
 	pid_t pid, done = 0;
 
 	how = (enum take)(_i >> 1);
-	ck_assert_int_eq(tm_config_set("LTX_MODE", modes[mode]), 0);
+	ck_assert_int_eq(tm_config_set("LTX_MODE", ltx_test_modes[mode]), 0);
 	a.w = 0;
 	b.w = 0;
 	block = tm_malloc(64);
 	ck_assert_ptr_nonnull(block);
-	ck_assert_int_eq(sem_init(&held, 0, 0), 0);
-	ck_assert_int_eq(sem_init(&release, 0, 0), 0);
-	ck_assert_int_eq(pthread_create(&t, NULL, holder, NULL), 0);
-	while (sem_wait(&held) != 0)
-		;
+	ltx_test_peer_start(&holder);
+	ltx_test_peer_run(&holder, holder_takes, NULL);
 	/* Its grace period waits for the holder's transaction. */
 	tm_free(block);
 	tm_mem_flush();
@@ -145,10 +141,8 @@ START_TEST(test_child_of_fork_gets_the_lines_of_gone_threads)
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
 	}
-	sem_post(&release);
-	pthread_join(t, NULL);
-	sem_destroy(&held);
-	sem_destroy(&release);
+	ltx_test_peer_run(&holder, holder_commits, NULL);
+	ltx_test_peer_stop(&holder);
 	ck_assert_msg(done == pid, "the child hung (killed after 10 s)");
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "the child failed: status %#x (exit 10: its transaction "
@@ -162,16 +156,10 @@ int main(void)
 {
 	Suite *s = suite_create("fork");
 	TCase *tc = tcase_create("fork");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_child_of_fork_gets_the_lines_of_gone_threads,
 			    0, 2 * NTAKES);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ltx_test_run(s);
 }

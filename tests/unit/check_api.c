@@ -5,12 +5,13 @@
 
 #include <check.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "ltx-test.h"
 
 #define LINE 64
 
@@ -241,20 +242,22 @@ END_TEST
  * of faulting.  The doom comes from a line locked by another thread.
  */
 static uint64_t owned[8] __attribute__((aligned(LINE)));
-static pthread_barrier_t bar;
 
-static void *hold_line(void *arg)
+/* The holder's steps (the step harness, common/ltx-test.h); main dooms
+ * itself between them. */
+static void hold_line(void *arg)
 {
 	tm_st(&owned[0], 5); /* takes the line in E */
-	pthread_barrier_wait(&bar);
-	pthread_barrier_wait(&bar); /* main dooms itself meanwhile */
+}
+
+static void release_line(void *arg)
+{
 	ck_assert(tm_commit());
-	return arg;
 }
 
 START_TEST(test_doomed_loads_return_zero_without_touching_memory)
 {
-	pthread_t t;
+	struct ltx_test_peer holder;
 	long page = sysconf(_SC_PAGESIZE);
 	uint64_t *noaccess = mmap(NULL, (size_t)page, PROT_NONE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -262,9 +265,8 @@ START_TEST(test_doomed_loads_return_zero_without_touching_memory)
 
 	ck_assert(noaccess != MAP_FAILED);
 	owned[0] = 1;
-	pthread_barrier_init(&bar, NULL, 2);
-	pthread_create(&t, NULL, hold_line, NULL);
-	pthread_barrier_wait(&bar);
+	ltx_test_peer_start(&holder);
+	ltx_test_peer_run(&holder, hold_line, NULL);
 	ck_assert_uint_eq(tm_lt(&other), 77);
 	ck_assert_uint_eq(tm_lt(&owned[0]), 0); /* busy: doomed */
 	ck_assert(tm_in_transaction());
@@ -277,8 +279,8 @@ START_TEST(test_doomed_loads_return_zero_without_touching_memory)
 	ck_assert(tm_status() & TM_ABORT_CONFLICT);
 	ck_assert(tm_status() & TM_ABORT_RETRY);
 	ck_assert(tm_commit()); /* nothing open: true */
-	pthread_barrier_wait(&bar);
-	pthread_join(t, NULL);
+	ltx_test_peer_run(&holder, release_line, NULL);
+	ltx_test_peer_stop(&holder);
 	ck_assert_uint_eq(other, 77);
 	ck_assert_uint_eq(owned[0], 5);
 	munmap(noaccess, (size_t)page);
@@ -349,31 +351,27 @@ START_TEST(test_startup_settings_are_busy_inside_a_transaction)
 }
 END_TEST
 
-static void *sleeper(void *arg)
+/* The other thread's step: one transaction; it then waits, alive. */
+static void one_transaction(void *arg)
 {
 	static uint64_t y;
 
 	(void)tm_lt(&y);
 	tm_commit();
-	pthread_barrier_wait(&bar);
-	pthread_barrier_wait(&bar);
-	return arg;
 }
 
 START_TEST(test_startup_settings_are_busy_once_other_threads_use_ltx)
 {
-	pthread_t t;
+	struct ltx_test_peer other;
 
-	pthread_barrier_init(&bar, NULL, 2);
-	pthread_create(&t, NULL, sleeper, NULL);
-	pthread_barrier_wait(&bar);
+	ltx_test_peer_start(&other);
+	ltx_test_peer_run(&other, one_transaction, NULL);
 	errno = 0;
 	ck_assert_int_eq(tm_config_set("LTX_MODE", "invisible"), -1);
 	ck_assert_int_eq(errno, EBUSY);
 	/* Backoff may change at any time. */
 	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "yield"), 0);
-	pthread_barrier_wait(&bar);
-	pthread_join(t, NULL);
+	ltx_test_peer_stop(&other);
 }
 END_TEST
 
@@ -382,8 +380,6 @@ int main(void)
 	Suite *s = suite_create("api");
 	TCase *tc = tcase_create("semantics");
 	TCase *cfg = tcase_create("config");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_begin_is_implicit_and_commit_ends_it);
 	tcase_add_test(tc,
@@ -407,9 +403,5 @@ int main(void)
 	tcase_add_test(cfg,
 		       test_startup_settings_are_busy_once_other_threads_use_ltx);
 	suite_add_tcase(s, cfg);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ltx_test_run(s);
 }

@@ -4,18 +4,19 @@
 
 #include <check.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ltx-test.h"
 #include "tx/tx.h"
 
 /*
- * A deterministic two-thread harness: thread A (the test) and thread B (a
- * helper) run one script, step by step, handing the turn over through two
- * semaphores, so every interleaving below is exactly the one written.
+ * Deterministic two-thread scripts: thread A (the test) and thread B (the
+ * step harness's peer, common/ltx-test.h) run one script, step by step,
+ * each of B's steps handed to it in turn, so every interleaving below is
+ * exactly the one written.
  */
 enum op { LT, LTX, ST, VALIDATE, COMMIT, STATUS, SLOT, END };
 enum who { A, B };
@@ -31,7 +32,6 @@ struct step {
 static tm_word_t line_x[8] __attribute__((aligned(64)));
 static const struct step *script;
 static int pc;
-static sem_t turn_a, turn_b;
 static const char *const names[] = {"LT", "LTX", "ST"};
 
 /* Run the step at pc on this thread; check its result. */
@@ -74,40 +74,29 @@ static void run_step(const struct step *s)
 	}
 }
 
-static void *thread_b(void *arg)
+/* Run the step at pc, whichever thread runs it, and move on. */
+static void next_step(void *arg)
 {
-	for (;;) {
-		sem_wait(&turn_b);
-		if (script[pc].op == END)
-			return NULL;
-		run_step(&script[pc]);
-		pc++;
-		sem_post(&turn_a);
-	}
+	run_step(&script[pc]);
+	pc++;
 }
 
 static void run_script(const char *mode, const struct step *s)
 {
-	pthread_t t;
+	struct ltx_test_peer b;
 
 	line_x[0] = 7;
 	ck_assert_int_eq(tm_config_set("LTX_MODE", mode), 0);
 	script = s;
 	pc = 0;
-	sem_init(&turn_a, 0, 0);
-	sem_init(&turn_b, 0, 0);
-	pthread_create(&t, NULL, thread_b, NULL);
+	ltx_test_peer_start(&b);
 	while (script[pc].op != END) {
-		if (script[pc].who == A) {
-			run_step(&script[pc]);
-			pc++;
-		} else {
-			sem_post(&turn_b);
-			sem_wait(&turn_a);
-		}
+		if (script[pc].who == A)
+			next_step(NULL);
+		else
+			ltx_test_peer_run(&b, next_step, NULL);
 	}
-	sem_post(&turn_b);
-	pthread_join(t, NULL);
+	ltx_test_peer_stop(&b);
 	ck_assert(!tm_in_transaction());
 }
 
@@ -339,8 +328,6 @@ int main(void)
 {
 	Suite *s = suite_create("conflict");
 	TCase *tc = tcase_create("matrix");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_loop_test(tc, test_visible_matrix_requester_loses, 0, 9);
 	tcase_add_loop_test(tc, test_visible_matrix_with_unslotted_readers, 0,
@@ -353,9 +340,5 @@ int main(void)
 	tcase_add_test(tc, test_invisible_upgrade_ignores_the_other_reader);
 	tcase_add_test(tc, test_48_threads_get_reader_bytes);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ltx_test_run(s);
 }

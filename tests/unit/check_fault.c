@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ltx-test.h"
+
 #define NLINES 16
 #define BIG    5000 /* lines: far more than the logs' initial sizes */
 
@@ -543,8 +545,6 @@ int main(void)
 {
 	Suite *s = suite_create("fault");
 	TCase *tc = tcase_create("thread death");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_pthread_exit_in_tx_releases_lines);
 	tcase_add_test(tc, test_return_from_thread_in_tx_releases_lines);
@@ -574,9 +574,5 @@ int main(void)
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 #endif
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ltx_test_run(s);
 }

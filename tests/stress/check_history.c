@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "ltx-test.h"
+
 /*
  * Many threads (more than cores) run random transactions of LT, LTX and ST
  * on a few shared words, with random spins and yields between operations,
@@ -690,8 +692,6 @@ int main(void)
 {
 	Suite *s = suite_create("history");
 	TCase *tc = tcase_create("history");
-	SRunner *sr;
-	int failed;
 
 #ifndef HISTORY_EXPECT_VIOLATION
 	tcase_add_loop_test(tc,
@@ -703,9 +703,5 @@ int main(void)
 	tcase_set_timeout(tc, 120 + 4 * seconds_per_case(20.0));
 #endif
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ltx_test_run(s);
 }

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "itm/libitm.h"
+#include "ltx-test.h"
 
 /* Declared here as GCC's code declares them (they are generated). */
 uint64_t _ITM_RfWU8(const uint64_t *p);
@@ -169,16 +170,10 @@ int main(void)
 {
 	Suite *s = suite_create("fast_read_race");
 	TCase *tc = tcase_create("fast_read_race");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc, test_fast_read_of_a_taken_line_never_sees_the_taker,
 			    0, NHOW);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return ltx_test_run(s);
 }

@@ -7,46 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- Figure 8.4: the LIFO, as printed (ltx delays inside VALIDATE and
- * COMMIT when they fail), but for c, which the figure reads and writes
- * with plain loads and stores: here relaxed atomics, the same instructions.
- * A pop doomed after its VALIDATE (by an irrevocable transaction that took
- * top: LTX_SERIAL_AFTER, ltx(7) "Requester loses") may still read res->c
- * while the thread that popped res meanwhile pushes it and writes c: a
- * stale value its COMMIT then throws away, as on the article's hardware,
- * but a data race in C that ThreadSanitizer would report. ---- */
+#include "bank.h"
+#include "lifo.h"
+#include "ltx-test.h"
 
-struct elem {
-	long d;
-	struct elem *c;
-};
-
-static struct elem *top;
-
-static void push(struct elem *n)
-{
-	while (1) {
-		__atomic_store_n(&n->c, LTX(top), __ATOMIC_RELAXED);
-		ST(&top, n);
-		if (COMMIT())
-			return;
-	}
-}
-
-static struct elem *pop(void)
-{
-	while (1) {
-		struct elem *res = LTX(top);
-
-		if (VALIDATE()) {
-			if (res != NULL)
-				ST(&top, __atomic_load_n(&res->c,
-							 __ATOMIC_RELAXED));
-			if (COMMIT())
-				return res;
-		}
-	}
-}
+/* The article's LIFO (Figure 8.4, common/lifo.h). */
+static struct lifo lifo;
 
 #define LIFO_OPS 3000
 
@@ -54,13 +20,13 @@ static struct elem *pop(void)
  * Returns 1 if a pop found the stack empty (an element was lost). */
 static void *lifo_worker(void *arg)
 {
-	struct elem **held = arg;
+	struct lifo_elem **held = arg;
 
 	for (int round = 0; round < 3; round++) {
 		for (int i = 0; i < LIFO_OPS; i++)
-			push(held[i]);
+			lifo_push(&lifo, held[i]);
 		for (int i = 0; i < LIFO_OPS; i++) {
-			held[i] = pop();
+			held[i] = lifo_pop(&lifo);
 			if (held[i] == NULL)
 				return (void *)1;
 		}
@@ -77,13 +43,13 @@ START_TEST(test_lifo_loses_and_duplicates_nothing)
 {
 	int nthreads = 1 << (_i + 1); /* 2, 4, 8 */
 	long n = (long)nthreads * LIFO_OPS;
-	struct elem *pool = calloc((size_t)n, sizeof(*pool));
-	struct elem **held = calloc((size_t)n, sizeof(*held));
+	struct lifo_elem *pool = calloc((size_t)n, sizeof(*pool));
+	struct lifo_elem **held = calloc((size_t)n, sizeof(*held));
 	char *seen = calloc((size_t)n, 1);
 	pthread_t t[8];
 
 	ck_assert_int_eq(tm_config_set("LTX_MODE", "visible"), 0);
-	top = NULL;
+	lifo.top = NULL;
 	for (long i = 0; i < n; i++) {
 		pool[i].d = i;
 		held[i] = &pool[i];
@@ -96,7 +62,7 @@ START_TEST(test_lifo_loses_and_duplicates_nothing)
 		pthread_join(t[i], &r);
 		ck_assert_msg(r == NULL, "a pop found the stack empty");
 	}
-	ck_assert_ptr_null(top);
+	ck_assert_ptr_null(lifo.top);
 	for (long i = 0; i < n; i++) {
 		long d = held[i]->d;
 
@@ -115,12 +81,7 @@ END_TEST
 #define ACCOUNTS 32
 #define INITIAL	 1000
 
-struct account {
-	long balance;
-	char pad[64 - sizeof(long)];
-};
-
-static struct account accounts[ACCOUNTS] __attribute__((aligned(64)));
+static struct bank bank;
 static int transfers_per_thread = 2000;
 static int stop;
 
@@ -135,13 +96,8 @@ static void *bank_worker(void *arg)
 
 		if (from == to)
 			continue;
-		do {
-			long a = LTX(accounts[from].balance);
-			long b = LTX(accounts[to].balance);
-
-			ST(&accounts[from].balance, a - amount);
-			ST(&accounts[to].balance, b + amount);
-		} while (!COMMIT());
+		bank_transfer(&bank, (unsigned)from, (unsigned)to,
+			      (tm_word_t)amount, false);
 	}
 	return NULL;
 }
@@ -153,11 +109,10 @@ static void *auditor(void *arg)
 	long *bad = arg;
 
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-		long sum = 0;
+		tm_word_t sum;
 
-		for (int i = 0; i < ACCOUNTS; i++)
-			sum += LT(accounts[i].balance);
-		if (VALIDATE() && sum != ACCOUNTS * INITIAL)
+		if (bank_audit_read(&bank, &sum) &&
+		    sum != bank_expected(&bank))
 			(*bad)++;
 		(void)COMMIT();
 	}
@@ -167,11 +122,10 @@ static void *auditor(void *arg)
 static void run_bank(int nthreads)
 {
 	pthread_t t[64], a;
-	long bad = 0, total = 0;
+	long bad = 0;
 
 	ck_assert_int_eq(tm_config_set("LTX_MODE", "visible"), 0);
-	for (int i = 0; i < ACCOUNTS; i++)
-		accounts[i].balance = INITIAL;
+	bank_open(&bank, ACCOUNTS, INITIAL);
 	stop = 0;
 	pthread_create(&a, NULL, auditor, &bad);
 	for (int i = 0; i < nthreads; i++)
@@ -181,9 +135,7 @@ static void run_bank(int nthreads)
 		pthread_join(t[i], NULL);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	pthread_join(a, NULL);
-	for (int i = 0; i < ACCOUNTS; i++)
-		total += accounts[i].balance;
-	ck_assert_int_eq(total, ACCOUNTS * INITIAL);
+	ck_assert_uint_eq(bank_total(&bank), (tm_word_t)ACCOUNTS * INITIAL);
 	ck_assert_int_eq(bad, 0);
 }
 
@@ -205,17 +157,11 @@ int main(void)
 {
 	Suite *s = suite_create("visible_stress");
 	TCase *tc = tcase_create("stress");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_lifo_loses_and_duplicates_nothing, 0, 3);
 	tcase_add_loop_test(tc, test_bank_total_is_conserved, 0, 3);
 	tcase_add_test(tc, test_bank_with_more_threads_than_reader_slots);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ltx_test_run(s);
 }

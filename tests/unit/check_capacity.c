@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ltx-test.h"
+
 #define N 6 /* the capacity under test, in slots */
 
 static tm_word_t lines[64][8] __attribute__((aligned(64)));
-static const char *const modes[] = {"invisible", "visible"};
 
 static void set(const char *mode, const char *capacity)
 {
@@ -41,7 +42,7 @@ static bool run(int r, int w)
 /* Reads take one slot each: N-1 and N fit, N+1 does not. */
 START_TEST(test_reads_take_one_slot_each)
 {
-	set(modes[_i], "6");
+	set(ltx_test_modes[_i], "6");
 	ck_assert(run(N - 1, 0));
 	ck_assert(run(N, 0));
 	ck_assert(!run(N + 1, 0));
@@ -52,7 +53,7 @@ END_TEST
 /* Written lines take two slots (XCOMMIT and XABORT). */
 START_TEST(test_written_lines_take_two_slots)
 {
-	set(modes[_i], "6");
+	set(ltx_test_modes[_i], "6");
 	ck_assert(run(1, 2));  /* 5 = N-1 */
 	ck_assert(run(0, 3));  /* 6 = N */
 	ck_assert(run(2, 2));  /* 6 = N */
@@ -66,7 +67,7 @@ START_TEST(test_upgrade_adds_one_slot)
 {
 	bool ok;
 
-	set(modes[_i], "6");
+	set(ltx_test_modes[_i], "6");
 	for (int i = 0; i < 3; i++) {
 		(void)tm_lt(&lines[i][0]);
 		tm_st(&lines[i][0], 0);
@@ -86,7 +87,7 @@ END_TEST
 /* Overflow dooms at once: later loads return 0, stores do nothing. */
 START_TEST(test_overflow_dooms_the_transaction)
 {
-	set(modes[_i], "1");
+	set(ltx_test_modes[_i], "1");
 	lines[1][0] = 5;
 	(void)tm_lt(&lines[0][0]);
 	ck_assert_uint_eq(tm_lt(&lines[1][0]), 0);
@@ -110,13 +111,13 @@ START_TEST(test_default_is_unlimited)
 			tm_config_get("LTX_CAPACITY", buf, sizeof(buf)), 0);
 		ck_assert_str_eq(buf, "unlimited");
 	}
-	set(modes[_i], "unlimited");
+	set(ltx_test_modes[_i], "unlimited");
 	ck_assert(run(30, 30));
-	set(modes[_i], "4");
+	set(ltx_test_modes[_i], "4");
 	ck_assert_int_eq(tm_config_get("LTX_CAPACITY", buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "4");
 	ck_assert(!run(30, 30));
-	set(modes[_i], "0");
+	set(ltx_test_modes[_i], "0");
 	ck_assert(run(30, 30));
 	ck_assert_int_eq(tm_config_set("LTX_CAPACITY", "-1"), -1);
 	ck_assert_int_eq(tm_config_set("LTX_CAPACITY", "lots"), -1);
@@ -127,8 +128,6 @@ int main(void)
 {
 	Suite *s = suite_create("capacity");
 	TCase *tc = tcase_create("slots");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_loop_test(tc, test_reads_take_one_slot_each, 0, 2);
 	tcase_add_loop_test(tc, test_written_lines_take_two_slots, 0, 2);
@@ -136,9 +135,5 @@ int main(void)
 	tcase_add_loop_test(tc, test_overflow_dooms_the_transaction, 0, 2);
 	tcase_add_loop_test(tc, test_default_is_unlimited, 0, 2);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ltx_test_run(s);
 }

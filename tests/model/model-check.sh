@@ -7,7 +7,7 @@
 # thread (make soak raises it).  Skipped (77) when spin or a C compiler is
 # missing.
 set -u
-srcdir=${srcdir:-$(dirname "$0")}
+srcdir=${srcdir:-$(dirname "$0")/..}
 models="invisible visible"
 attempts=${MODEL_ATTEMPTS:-3}
 CC=${CC:-cc}

@@ -12,6 +12,7 @@
 #include <ltx/tm.h>
 
 #include "itm/libitm.h"
+#include "ltx-test.h"
 
 /* Declared here as GCC's code declares them (they are generated). */
 uint64_t _ITM_RU8(const uint64_t *p);
@@ -365,8 +366,6 @@ int main(void)
 {
 	Suite *s = suite_create("itm");
 	TCase *tc = tcase_create("abi");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_outside_a_transaction_state_is_neutral);
 	/* Loop index 0: the default paths; 1: LTX_ITM_SERIAL=never. */
@@ -386,9 +385,5 @@ int main(void)
 		tc, test_user_actions_run_in_order_on_commit_reversed_on_abort,
 		0, 2);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ltx_test_run(s);
 }

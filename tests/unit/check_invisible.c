@@ -3,65 +3,31 @@
 #include <ltx/tm.h>
 
 #include <check.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "ltx-test.h"
+
 /*
- * A second thread that runs one step at a time on request, so a test can
- * interleave two transactions exactly: main runs its steps inline and calls
- * other(fn) for the other thread's.  Its transaction state persists
- * between steps, as a thread's does.
+ * The other thread of each script: the step harness's peer
+ * (common/ltx-test.h), started and stopped around each test; main runs its
+ * steps inline and calls other(fn) for the peer's.
  */
-static pthread_t peer;
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static void (*job)(void);
-static int job_done, quit;
+static struct ltx_test_peer peer;
 
-static void *peer_main(void *arg)
+static void other(void (*fn)(void *))
 {
-	pthread_mutex_lock(&mu);
-	for (;;) {
-		while (job == NULL && !quit)
-			pthread_cond_wait(&cv, &mu);
-		if (quit)
-			break;
-		pthread_mutex_unlock(&mu);
-		job();
-		pthread_mutex_lock(&mu);
-		job = NULL;
-		job_done = 1;
-		pthread_cond_broadcast(&cv);
-	}
-	pthread_mutex_unlock(&mu);
-	return arg;
-}
-
-static void other(void (*fn)(void))
-{
-	pthread_mutex_lock(&mu);
-	job = fn;
-	job_done = 0;
-	pthread_cond_broadcast(&cv);
-	while (!job_done)
-		pthread_cond_wait(&cv, &mu);
-	pthread_mutex_unlock(&mu);
+	ltx_test_peer_run(&peer, fn, NULL);
 }
 
 static void setup(void)
 {
-	quit = 0;
-	pthread_create(&peer, NULL, peer_main, NULL);
+	ltx_test_peer_start(&peer);
 }
 
 static void teardown(void)
 {
-	pthread_mutex_lock(&mu);
-	quit = 1;
-	pthread_cond_broadcast(&cv);
-	pthread_mutex_unlock(&mu);
-	pthread_join(peer, NULL);
+	ltx_test_peer_stop(&peer);
 }
 
 /* Three words on three lines. */
@@ -78,19 +44,19 @@ static void init(void)
 	c[0] = 100;
 }
 
-static void peer_lt_a(void) { got = tm_lt(&a[0]); }
-static void peer_ltx_a(void) { got = tm_ltx(&a[0]); }
-static void peer_st_a(void) { tm_st(&a[0], 7); }
-static void peer_commit(void) { ok = tm_commit(); }
-static void peer_validate(void) { ok = tm_validate(); }
-static void peer_update_a_and_b(void)
+static void peer_lt_a(void *arg) { got = tm_lt(&a[0]); }
+static void peer_ltx_a(void *arg) { got = tm_ltx(&a[0]); }
+static void peer_st_a(void *arg) { tm_st(&a[0], 7); }
+static void peer_commit(void *arg) { ok = tm_commit(); }
+static void peer_validate(void *arg) { ok = tm_validate(); }
+static void peer_update_a_and_b(void *arg)
 {
 	do {
 		tm_st(&a[0], tm_ltx(&a[0]) + 1);
 		tm_st(&b[0], tm_ltx(&b[0]) + 1);
 	} while (!tm_commit());
 }
-static void peer_update_c(void)
+static void peer_update_c(void *arg)
 {
 	do
 		tm_st(&c[0], tm_ltx(&c[0]) + 1);
@@ -223,8 +189,6 @@ int main(void)
 {
 	Suite *s = suite_create("invisible");
 	TCase *tc = tcase_create("two-thread scripts");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_lt_then_lt_both_commit);
@@ -237,9 +201,5 @@ int main(void)
 	tcase_add_test(tc, test_update_commit_fails_if_a_read_line_changed);
 	tcase_add_test(tc, test_doomed_transaction_releases_its_lines);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ltx_test_run(s);
 }
