@@ -41,7 +41,7 @@ struct tm__hot {
 	uintptr_t **rs_end;
 };
 
-#if !defined(LTX_INTERNAL) && defined(__x86_64__) && defined(__GNUC__) &&   \
+#if !defined(LTX_INTERNAL) && defined(__x86_64__) && defined(__GNUC__) &&      \
 	defined(__GCC_ASM_FLAG_OUTPUTS__)
 extern __thread struct tm__hot *tm__self_v2
 	__attribute__((tls_model("initial-exec")));
@@ -67,7 +67,9 @@ tm__lt_inline(const void *addr)
 		goto out_of_line;
 	/* Plain movs, kept in order by volatile: the word, then the record
 	 * again (an aligned word load never crosses a page). */
-	__asm__ __volatile__("movq %1, %0" : "=r"(x) : "m"(*(const uint64_t *)a));
+	__asm__ __volatile__("movq %1, %0"
+			     : "=r"(x)
+			     : "m"(*(const uint64_t *)a));
 	__asm__ __volatile__("cmpq %2, %1"
 			     : "=@ccne"(changed)
 			     : "r"(v), "m"(*orec));
@@ -81,7 +83,7 @@ out_of_line:
 	return (tm_lt)(addr);
 }
 
-#define tm_lt(addr) ((tm_word_t)tm__lt_inline(addr))
+#define tm_lt(addr)	((tm_word_t)tm__lt_inline(addr))
 #define tm_lt_u64(addr) ((uint64_t)tm__lt_inline(addr))
 #endif
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The article's spelling of the TM instructions (Drepper 8.2, Herlihy & Moss). */
+/* The article's spelling of the TM instructions (Drepper 8.2, Herlihy & Moss).
+ */
 #ifndef LTX_ISA_H
 #define LTX_ISA_H
 
@@ -18,11 +19,11 @@
  *   COMMIT()   publish the transaction; false: it was aborted
  *   ABORT()    abort the transaction now
  */
-#define LT(x) TM_LT(x)
-#define LTX(x) TM_LTX(x)
-#define ST(p, v) TM_ST(*(p), (v))
+#define LT(x)	   TM_LT(x)
+#define LTX(x)	   TM_LTX(x)
+#define ST(p, v)   TM_ST(*(p), (v))
 #define VALIDATE() tm_validate()
-#define COMMIT() tm_commit()
-#define ABORT() tm_abort()
+#define COMMIT()   tm_commit()
+#define ABORT()	   tm_abort()
 
 #endif /* LTX_ISA_H */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* ltx public API: the LT/LTX/ST/VALIDATE/COMMIT transactional-memory ISA in C. */
+/* ltx public API: the LT/LTX/ST/VALIDATE/COMMIT transactional-memory ISA in C.
+ */
 #ifndef LTX_TM_H
 #define LTX_TM_H
 
@@ -21,16 +22,16 @@ typedef uintptr_t tm_word_t;
  * ltx's own causes start at bit 6.  Bits 24-31 carry a code: the signal
  * number for TM_ABORT_SIGNAL and TM_ABORT_FAULT.
  */
-#define TM_ABORT_EXPLICIT (1u << 0)  /* tm_abort() was called */
-#define TM_ABORT_RETRY (1u << 1)     /* the transaction may succeed on retry */
-#define TM_ABORT_CONFLICT (1u << 2)  /* another transaction held a line */
-#define TM_ABORT_CAPACITY (1u << 3)  /* the transaction cache overflowed */
-#define TM_ABORT_DEBUG (1u << 4)     /* reserved (RTM layout) */
-#define TM_ABORT_NESTED (1u << 5)    /* reserved (RTM layout) */
-#define TM_ABORT_SIGNAL (1u << 6)    /* a signal was delivered in the tx */
-#define TM_ABORT_FAULT (1u << 7)     /* a doomed tx faulted (SIGSEGV...) */
-#define TM_ABORT_VALIDATE (1u << 8)  /* a line read changed (invisible mode) */
-#define TM_ABORT_NOMEM (1u << 9)     /* no memory for the tx's logs */
+#define TM_ABORT_EXPLICIT     (1u << 0) /* tm_abort() was called */
+#define TM_ABORT_RETRY	      (1u << 1) /* the transaction may succeed on retry */
+#define TM_ABORT_CONFLICT     (1u << 2) /* another transaction held a line */
+#define TM_ABORT_CAPACITY     (1u << 3) /* the transaction cache overflowed */
+#define TM_ABORT_DEBUG	      (1u << 4) /* reserved (RTM layout) */
+#define TM_ABORT_NESTED	      (1u << 5) /* reserved (RTM layout) */
+#define TM_ABORT_SIGNAL	      (1u << 6) /* a signal was delivered in the tx */
+#define TM_ABORT_FAULT	      (1u << 7) /* a doomed tx faulted (SIGSEGV...) */
+#define TM_ABORT_VALIDATE     (1u << 8) /* a line read changed (invisible mode) */
+#define TM_ABORT_NOMEM	      (1u << 9) /* no memory for the tx's logs */
 #define TM_ABORT_CODE(status) (((status) >> 24) & 0xffu)
 
 /* Transactional operations (the article's LT, LTX, ST). */
@@ -113,29 +114,29 @@ int tm_config_get(const char *name, char *buf, size_t len);
  * read-only commits of running threads need LTX_STATS=1 (or stacks).
  */
 #define TM_STATS_CAUSES 16 /* abort_cause[b]: aborts with bit b set */
-#define TM_STATS_HIST 16
+#define TM_STATS_HIST	16
 
 struct tm_stats {
-	size_t size;	      /* in: sizeof(struct tm_stats); out: filled */
-	uint64_t threads;     /* threads that used ltx */
-	uint64_t commits;     /* committed transactions */
-	uint64_t commits_ro;  /* ... that wrote no line */
-	uint64_t commits_rw;  /* ... that wrote */
-	uint64_t aborts;      /* aborted transactions (each try counts) */
+	size_t size;	     /* in: sizeof(struct tm_stats); out: filled */
+	uint64_t threads;    /* threads that used ltx */
+	uint64_t commits;    /* committed transactions */
+	uint64_t commits_ro; /* ... that wrote no line */
+	uint64_t commits_rw; /* ... that wrote */
+	uint64_t aborts;     /* aborted transactions (each try counts) */
 	uint64_t abort_cause[TM_STATS_CAUSES]; /* by TM_ABORT_* bit */
-	uint64_t conflicts_read;    /* LT found the line held */
-	uint64_t conflicts_write;   /* LTX/ST found the line held */
-	uint64_t conflicts_upgrade; /* ... and had read it with LT */
-	uint64_t retries_hist[TM_STATS_HIST]; /* failed tries per commit */
-	uint64_t reads_hist[TM_STATS_HIST];   /* LT loads per commit */
-	uint64_t writes_hist[TM_STATS_HIST];  /* lines written per commit */
-	uint64_t backoff_cycles;  /* cycle-counter ticks spent backing off */
-	uint64_t irrevocable;	  /* irrevocable runs */
-	uint64_t serial;	  /* serial runs */
-	uint64_t bus_t_read;	  /* faithful mode: emulated T_READ requests */
-	uint64_t bus_t_rfo;	  /* ... T_RFO requests */
-	uint64_t bus_busy;	  /* ... BUSY answers */
-	uint64_t bus_writeback;	  /* ... write-backs */
+	uint64_t conflicts_read;	       /* LT found the line held */
+	uint64_t conflicts_write;	       /* LTX/ST found the line held */
+	uint64_t conflicts_upgrade;	       /* ... and had read it with LT */
+	uint64_t retries_hist[TM_STATS_HIST];  /* failed tries per commit */
+	uint64_t reads_hist[TM_STATS_HIST];    /* LT loads per commit */
+	uint64_t writes_hist[TM_STATS_HIST];   /* lines written per commit */
+	uint64_t backoff_cycles; /* cycle-counter ticks spent backing off */
+	uint64_t irrevocable;	 /* irrevocable runs */
+	uint64_t serial;	 /* serial runs */
+	uint64_t bus_t_read;	 /* faithful mode: emulated T_READ requests */
+	uint64_t bus_t_rfo;	 /* ... T_RFO requests */
+	uint64_t bus_busy;	 /* ... BUSY answers */
+	uint64_t bus_writeback;	 /* ... write-backs */
 };
 
 /*
@@ -189,7 +190,7 @@ int tm_stats_get(struct tm_stats *out);
 #define TM__JMP_KIND 0
 #endif
 #endif
-#if !defined(TM__JMP_KIND) && defined(__GNUC__) && defined(__x86_64__) && \
+#if !defined(TM__JMP_KIND) && defined(__GNUC__) && defined(__x86_64__) &&      \
 	!defined(__ILP32__)
 #define TM__JMP_KIND 2
 #elif !defined(TM__JMP_KIND) && defined(__GNUC__)
@@ -198,7 +199,7 @@ int tm_stats_get(struct tm_stats *out);
 #define TM__JMP_KIND 0
 #endif
 #if TM__JMP_KIND == 2
-typedef void *tm__jmp_buf[7];	/* api/atomic-x86_64.S */
+typedef void *tm__jmp_buf[7]; /* api/atomic-x86_64.S */
 #elif TM__JMP_KIND == 1
 typedef void *tm__jmp_buf[5];
 #define TM__SETJMP(b) __builtin_setjmp(b)
@@ -208,10 +209,10 @@ typedef jmp_buf tm__jmp_buf;
 #endif
 
 struct tm__atomic {
-	void *tm__link[2];	/* ltx's checkpoint (private) */
-	int tm__state;		/* private: 0 once the block is over */
-	int tm__kind;		/* private: TM__JMP_KIND */
-	tm__jmp_buf tm__buf;	/* the restart point */
+	void *tm__link[2];   /* ltx's checkpoint (private) */
+	int tm__state;	     /* private: 0 once the block is over */
+	int tm__kind;	     /* private: TM__JMP_KIND */
+	tm__jmp_buf tm__buf; /* the restart point */
 };
 
 struct tm__atomic *tm__atomic_begin(struct tm__atomic *a, int kind);
@@ -237,8 +238,8 @@ tm__atomic_cleanup(struct tm__atomic *a)
  * restart would longjmp over the destructors of the block's objects.
  */
 #if __cplusplus >= 201103L
-#define TM_ATOMIC                                                             \
-	static_assert(false, "TM_ATOMIC is C only: in C++ its restart would " \
+#define TM_ATOMIC                                                              \
+	static_assert(false, "TM_ATOMIC is C only: in C++ its restart would "  \
 			     "longjmp over destructors; see TM_ATOMIC(3)");
 #else
 #define TM_ATOMIC TM_ATOMIC_is_C_only_see_TM_ATOMIC_3;
@@ -252,11 +253,10 @@ tm__atomic_cleanup(struct tm__atomic *a)
  * the block and sets its state to 0.  No initializer zero-fills the
  * block: begin sets what is read.
  */
-#define TM_ATOMIC                                                             \
-	for (struct tm__atomic tm__a                                          \
-	     __attribute__((cleanup(tm__atomic_cleanup))),                    \
-	     *tm__b[1] __attribute__((unused)) = {                            \
-		     tm__atomic_enter(&tm__a) };                               \
+#define TM_ATOMIC                                                              \
+	for (struct tm__atomic tm__a                                           \
+	     __attribute__((cleanup(tm__atomic_cleanup))),                     \
+	     *tm__b[1] __attribute__((unused)) = { tm__atomic_enter(&tm__a) }; \
 	     tm__a.tm__state != 0; tm__atomic_end(&tm__a))
 #else
 /*
@@ -269,14 +269,14 @@ tm__atomic_cleanup(struct tm__atomic *a)
  * what is read.  The macro's variables live in memory (no register copy
  * for the jump back to clobber).
  */
-#define TM_ATOMIC                                                             \
-	for (struct tm__atomic tm__a                                          \
-	     __attribute__((cleanup(tm__atomic_cleanup))),                    \
-	     *tm__b[1] __attribute__((unused)) = {                            \
-		     tm__atomic_begin(&tm__a, TM__JMP_KIND) };                 \
-	     tm__a.tm__state != 0; tm__atomic_end(&tm__a))                    \
-		if (TM__SETJMP(tm__a.tm__buf) != 0)                           \
-			tm__atomic_restarted(&tm__a);                         \
+#define TM_ATOMIC                                                              \
+	for (struct tm__atomic tm__a                                           \
+	     __attribute__((cleanup(tm__atomic_cleanup))),                     \
+	     *tm__b[1] __attribute__((unused)) = { tm__atomic_begin(           \
+		     &tm__a, TM__JMP_KIND) };                                  \
+	     tm__a.tm__state != 0; tm__atomic_end(&tm__a))                     \
+		if (TM__SETJMP(tm__a.tm__buf) != 0)                            \
+			tm__atomic_restarted(&tm__a);                          \
 		else
 #endif
 
@@ -348,11 +348,11 @@ int tm_mem_flush(void);
  * partner of such a line is memory itself); any other line, and every line
  * outside a live transaction, is EMPTY/I.  See tm_line_state(3).
  */
-#define TM_EMPTY 0
-#define TM_NORMAL 1
-#define TM_XABORT 2
-#define TM_XCOMMIT 3
-#define TM_LINE_TX(state) ((int)((state) & 0xffu))
+#define TM_EMPTY	    0
+#define TM_NORMAL	    1
+#define TM_XABORT	    2
+#define TM_XCOMMIT	    3
+#define TM_LINE_TX(state)   ((int)((state)&0xffu))
 #define TM_LINE_MESI(state) ((char)(((state) >> 8) & 0xffu))
 
 unsigned tm_line_state(const void *addr);
@@ -372,45 +372,47 @@ struct tm_bus_stats {
 int tm_bus_stats(struct tm_bus_stats *out);
 
 /* Type-generic forms for 1, 2, 4 and 8 byte integers and pointers. */
-#define TM__SIZE_OK(lv)                                                       \
-	((void)sizeof(char[(sizeof(lv) == 1 || sizeof(lv) == 2 ||             \
-			    sizeof(lv) == 4 || sizeof(lv) == 8) ? 1 : -1]))
+#define TM__SIZE_OK(lv)                                                        \
+	((void)sizeof(char[(sizeof(lv) == 1 || sizeof(lv) == 2 ||              \
+			    sizeof(lv) == 4 || sizeof(lv) == 8)                \
+				   ? 1                                         \
+				   : -1]))
 
-#define TM__LOAD(pfx, lv)                                                     \
-	(sizeof(lv) == 1   ? (uint64_t)pfx##_u8(&(lv))                        \
-	 : sizeof(lv) == 2 ? (uint64_t)pfx##_u16(&(lv))                       \
-	 : sizeof(lv) == 4 ? (uint64_t)pfx##_u32(&(lv))                       \
+#define TM__LOAD(pfx, lv)                                                      \
+	(sizeof(lv) == 1   ? (uint64_t)pfx##_u8(&(lv))                         \
+	 : sizeof(lv) == 2 ? (uint64_t)pfx##_u16(&(lv))                        \
+	 : sizeof(lv) == 4 ? (uint64_t)pfx##_u32(&(lv))                        \
 			   : (uint64_t)pfx##_u64(&(lv)))
 
 /* TM_LT(lv): LT of the object lv, with lv's type. */
-#define TM_LT(lv)                                                             \
-	__extension__({                                                       \
-		TM__SIZE_OK(lv);                                              \
-		(__typeof__(lv))(uintptr_t)TM__LOAD(tm_lt, lv);               \
+#define TM_LT(lv)                                                              \
+	__extension__({                                                        \
+		TM__SIZE_OK(lv);                                               \
+		(__typeof__(lv))(uintptr_t)TM__LOAD(tm_lt, lv);                \
 	})
 
 /* TM_LTX(lv): LTX of the object lv, with lv's type. */
-#define TM_LTX(lv)                                                            \
-	__extension__({                                                       \
-		TM__SIZE_OK(lv);                                              \
-		(__typeof__(lv))(uintptr_t)TM__LOAD(tm_ltx, lv);              \
+#define TM_LTX(lv)                                                             \
+	__extension__({                                                        \
+		TM__SIZE_OK(lv);                                               \
+		(__typeof__(lv))(uintptr_t)TM__LOAD(tm_ltx, lv);               \
 	})
 
 /* TM_ST(lv, v): ST of v into the object lv; only lv's bytes change. */
-#define TM_ST(lv, v)                                                          \
-	__extension__({                                                       \
-		__typeof__(lv) tm__v = (v);                                   \
-		uint64_t tm__w = (uint64_t)(uintptr_t)tm__v;                  \
-		TM__SIZE_OK(lv);                                              \
-		if (sizeof(lv) == 1)                                          \
-			tm_st_u8(&(lv), (uint8_t)tm__w);                      \
-		else if (sizeof(lv) == 2)                                     \
-			tm_st_u16(&(lv), (uint16_t)tm__w);                    \
-		else if (sizeof(lv) == 4)                                     \
-			tm_st_u32(&(lv), (uint32_t)tm__w);                    \
-		else                                                          \
-			tm_st_u64(&(lv), tm__w);                              \
-		(void)0;                                                      \
+#define TM_ST(lv, v)                                                           \
+	__extension__({                                                        \
+		__typeof__(lv) tm__v = (v);                                    \
+		uint64_t tm__w = (uint64_t)(uintptr_t)tm__v;                   \
+		TM__SIZE_OK(lv);                                               \
+		if (sizeof(lv) == 1)                                           \
+			tm_st_u8(&(lv), (uint8_t)tm__w);                       \
+		else if (sizeof(lv) == 2)                                      \
+			tm_st_u16(&(lv), (uint16_t)tm__w);                     \
+		else if (sizeof(lv) == 4)                                      \
+			tm_st_u32(&(lv), (uint32_t)tm__w);                     \
+		else                                                           \
+			tm_st_u64(&(lv), tm__w);                               \
+		(void)0;                                                       \
 	})
 
 #ifdef __cplusplus

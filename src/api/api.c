@@ -20,14 +20,16 @@
 tm_word_t tm_lt(const void *addr)
 {
 	if (ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))
-		return (tm_word_t)ltx_access_load_sized(addr, sizeof(tm_word_t), false);
+		return (tm_word_t)ltx_access_load_sized(addr, sizeof(tm_word_t),
+							false);
 	return (tm_word_t)ltx_access_load_word(addr, false);
 }
 
 tm_word_t tm_ltx(const void *addr)
 {
 	if (ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))
-		return (tm_word_t)ltx_access_load_sized(addr, sizeof(tm_word_t), true);
+		return (tm_word_t)ltx_access_load_sized(addr, sizeof(tm_word_t),
+							true);
 	return (tm_word_t)ltx_access_load_word(addr, true);
 }
 
@@ -86,13 +88,13 @@ uint64_t tm_ltx_u64(const void *addr)
 	return ltx_access_load_sized(addr, 8, true);
 }
 
-#define STORE_SIZED(name, type)                                               \
-	void name(void *addr, type val)                                       \
-	{                                                                     \
-		if (ltx_unlikely((uintptr_t)addr & (sizeof(type) - 1)))       \
-			store_misaligned(addr, val, sizeof(type));            \
-		else                                                          \
-			ltx_access_store_sized(addr, val, sizeof(type));                 \
+#define STORE_SIZED(name, type)                                                \
+	void name(void *addr, type val)                                        \
+	{                                                                      \
+		if (ltx_unlikely((uintptr_t)addr & (sizeof(type) - 1)))        \
+			store_misaligned(addr, val, sizeof(type));             \
+		else                                                           \
+			ltx_access_store_sized(addr, val, sizeof(type));       \
 	}
 
 STORE_SIZED(tm_st_u8, uint8_t)

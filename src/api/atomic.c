@@ -26,7 +26,7 @@
  * the body again instead of committing.
  */
 enum {
-	BLOCK_DONE = 0,	/* committed or left (what the loop and cleanup test) */
+	BLOCK_DONE = 0, /* committed or left (what the loop and cleanup test) */
 	BLOCK_OUTER,	/* running, the outermost block: owns the checkpoint */
 	BLOCK_NESTED,	/* running inside another block (flat) */
 	BLOCK_RESTART,	/* jumped back: run the body again */
@@ -100,8 +100,7 @@ static const struct ltx_checkpoint_ops enter_ops = {
 
 /* Begin a block on tx, a thread's descriptor. */
 static inline __attribute__((always_inline)) struct tm__atomic *
-begin_on(struct ltx_tx *tx, struct tm__atomic *a, int kind,
-	 uintptr_t frame_sp)
+begin_on(struct ltx_tx *tx, struct tm__atomic *a, int kind, uintptr_t frame_sp)
 {
 	struct ltx_checkpoint *cp = checkpoint_of(a);
 
@@ -205,8 +204,8 @@ static __attribute__((noinline)) void end_slow(struct tm__atomic *a,
 /*
  * The end of the outermost block a after the fast path could not commit
  * it: the small commit (checked first, or not where the fast path knows
- * it may take the transaction), the commit that revalidates with the clock value
- * taken, or the full commit (as end_slow).  Each is tail-called by the
+ * it may take the transaction), the commit that revalidates with the clock
+ * value taken, or the full commit (as end_slow).  Each is tail-called by the
  * fast path (tx/fast.h).
  */
 static bool end_full(void *a, struct ltx_tx *tx)
@@ -231,8 +230,8 @@ static __attribute__((noinline)) bool end_lone(void *a, struct ltx_tx *tx)
 	return true;
 }
 
-static __attribute__((noinline)) bool
-end_revalidate(void *a, struct ltx_tx *tx, uintptr_t ts)
+static __attribute__((noinline)) bool end_revalidate(void *a, struct ltx_tx *tx,
+						     uintptr_t ts)
 {
 	if (!ltx_tx_fast_commit_revalidate(tx, ts))
 		return end_full(a, tx);
@@ -242,7 +241,7 @@ end_revalidate(void *a, struct ltx_tx *tx, uintptr_t ts)
 
 /* A commit the fast path made: the block is over. */
 static inline __attribute__((always_inline)) void end_done(void *a,
-							  struct ltx_tx *tx)
+							   struct ltx_tx *tx)
 {
 	block_done(a, tx);
 }

@@ -13,7 +13,7 @@
 #include "rt/wait.h"
 
 /* Initial log sizes; both double on demand (outside the fast path). */
-#define READ_SET_INITIAL 1024
+#define READ_SET_INITIAL  1024
 #define WRITE_SET_INITIAL 64
 
 /* Until the transaction layer says otherwise, a holder is waited for. */

@@ -134,17 +134,17 @@ struct ltx_cd {
 	 * conflict, takes every line it reads and waits for holders
 	 * (make_irrevocable) */
 	int irrevocable;
-	int no_alloc; /* tx: a signal handler's: never allocate */
-	int slot;     /* tx: small thread id (visible mode's reader byte,
-		       * LTX_VIS_SLOTS of them), from ltx_cd_take_slot;
-		       * -1: none yet, the visible mode's begin takes one */
-	uint32_t id;  /* tx: names the descriptor for good (never reused):
-		       * the holder of a line (write-set entries, the
-		       * visible mode's owner words) */
-	int counted;  /* invisible: every operation takes the slow path,
-		       * which keeps the directory (capacity limit) */
-	int resizing; /* a log is being moved (wset.c): a signal handler
-		       * must not walk the logs then (release_held) */
+	int no_alloc;	   /* tx: a signal handler's: never allocate */
+	int slot;	   /* tx: small thread id (visible mode's reader byte,
+			    * LTX_VIS_SLOTS of them), from ltx_cd_take_slot;
+			    * -1: none yet, the visible mode's begin takes one */
+	uint32_t id;	   /* tx: names the descriptor for good (never reused):
+			    * the holder of a line (write-set entries, the
+			    * visible mode's owner words) */
+	int counted;	   /* invisible: every operation takes the slow path,
+			    * which keeps the directory (capacity limit) */
+	int resizing;	   /* a log is being moved (wset.c): a signal handler
+			    * must not walk the logs then (release_held) */
 	uint32_t capacity; /* tx: LTX_CAPACITY in slots; 0: none */
 	uint32_t slots;	   /* slots the transaction holds */
 
@@ -257,8 +257,8 @@ enum ltx_holder {
 	LTX_HOLDER_BUSY,
 	LTX_HOLDER_AGAIN,
 };
-#define LTX_HOLDER_ID 0
-#define LTX_HOLDER_SLOT 1
+#define LTX_HOLDER_ID	     0
+#define LTX_HOLDER_SLOT	     1
 #define LTX_HOLDER_UNSLOTTED 2
 extern enum ltx_holder (*ltx_cd_holder)(const struct ltx_cd *self, int kind,
 					uint32_t which);
@@ -294,8 +294,7 @@ void ltx_cd_take_end(void);
 void ltx_cd_take_wait(void);
 
 /* A tm_line_state() value: slot state TM_* and MESI letter. */
-#define LTX_LINE_STATE(slot, mesi) \
-	((unsigned)(slot) | ((unsigned)(mesi) << 8))
+#define LTX_LINE_STATE(slot, mesi) ((unsigned)(slot) | ((unsigned)(mesi) << 8))
 
 extern const struct ltx_cd_ops ltx_cd_invisible;
 extern const struct ltx_cd_ops ltx_cd_visible;
@@ -306,8 +305,9 @@ const struct ltx_cd_ops *ltx_cd_ops_of(int mode);
 /*
  * ltx_cd_init: make cd's logs and directory (before its first
  * transaction; a descriptor that must never allocate later, in signal
- * handlers, gets them all now); cd->id must be set.  stats is where bus requests are counted.
- * Returns false when out of memory (nothing is left allocated).
+ * handlers, gets them all now); cd->id must be set.  stats is where bus
+ * requests are counted. Returns false when out of memory (nothing is left
+ * allocated).
  */
 bool ltx_cd_init(struct ltx_cd *cd, struct ltx_stats *stats);
 

@@ -101,8 +101,8 @@ static void look_entry(struct ltx_conflict *k, bool same_only)
 
 /* The visible mode's owner: the first entries of its write set. */
 #define OWNER_ENTRIES 64
-#define OWNER_CHUNK 8 /* entries per copy: 1 KiB of stack */
-#define OWNER_RECENT 8 /* looked at even if the owner holds fewer */
+#define OWNER_CHUNK   8 /* entries per copy: 1 KiB of stack */
+#define OWNER_RECENT  8 /* looked at even if the owner holds fewer */
 
 _Static_assert(offsetof(struct ltx_cd, ws_end) ==
 			       offsetof(struct ltx_cd, ws_next) +

@@ -33,8 +33,8 @@
  */
 
 /* What held the line (struct ltx_cd_conflict.held). */
-#define LTX_CD_HELD_ENTRY 1   /* invisible: an orec locked by another tx */
-#define LTX_CD_HELD_OWNER 2   /* visible: a bytelock another tx owns (E) */
+#define LTX_CD_HELD_ENTRY   1 /* invisible: an orec locked by another tx */
+#define LTX_CD_HELD_OWNER   2 /* visible: a bytelock another tx owns (E) */
 #define LTX_CD_HELD_READERS 3 /* visible: a bytelock others hold in S */
 
 /* The mode found the line held: by holder (see struct ltx_cd_conflict). */

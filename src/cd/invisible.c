@@ -237,8 +237,7 @@ static struct ltx_wentry *lock_orec(struct ltx_cd *cd, uintptr_t *orec,
 	w->orec = orec;
 	w->old_version = v;
 	/* Acquire and release: as in ltx_inv_lock. */
-	if (!__atomic_compare_exchange_n(orec, &v,
-					 ltx_orec_lock_word(w), false,
+	if (!__atomic_compare_exchange_n(orec, &v, ltx_orec_lock_word(w), false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return NULL;
 	cd->ws_next = w + 1;
@@ -446,8 +445,7 @@ static uint64_t inv_load(struct ltx_cd *cd, const void *addr, bool excl,
 			}
 			continue;
 		}
-		if (cd->rs_next == cd->rs_end &&
-		    !ltx_rset_grow(cd)) {
+		if (cd->rs_next == cd->rs_end && !ltx_rset_grow(cd)) {
 			*cause = TM_ABORT_NOMEM | TM_ABORT_CAPACITY;
 			return 0;
 		}
@@ -582,7 +580,8 @@ static unsigned inv_make_irrevocable(struct ltx_cd *cd)
 
 	for (struct ltx_rentry *r = cd->rs_base; r < cd->rs_next; r++) {
 		for (;;) {
-			uintptr_t v = __atomic_load_n(r->orec, __ATOMIC_RELAXED);
+			uintptr_t v =
+				__atomic_load_n(r->orec, __ATOMIC_RELAXED);
 
 			if (ltx_orec_locked(v)) {
 				if (owned_head(cd, v) == NULL)
@@ -609,8 +608,7 @@ static bool inv_valid_now(const struct ltx_cd *cd)
 
 static void inv_bump_line(struct ltx_cd *cd, const void *addr)
 {
-	uintptr_t *orec =
-		ltx_orec_of(cd, addr);
+	uintptr_t *orec = ltx_orec_of(cd, addr);
 	struct ltx_wentry *h =
 		owned_head(cd, __atomic_load_n(orec, __ATOMIC_RELAXED));
 
@@ -628,8 +626,7 @@ static void inv_bump_line(struct ltx_cd *cd, const void *addr)
  */
 static unsigned inv_line_state(struct ltx_cd *cd, const void *addr)
 {
-	uintptr_t *orec =
-		ltx_orec_of(cd, addr);
+	uintptr_t *orec = ltx_orec_of(cd, addr);
 	uintptr_t line = (uintptr_t)addr & ~LTX_LINE_MASK;
 	struct ltx_wentry *h =
 		owned_head(cd, __atomic_load_n(orec, __ATOMIC_RELAXED));

@@ -21,10 +21,10 @@
  */
 #ifdef LTX_TEST_FAST_READ_HOOK
 extern void (*ltx_test_fast_read_hook)(const void *addr);
-#define LTX_TEST_FAST_READ(addr)                                              \
-	do {                                                                  \
-		if (ltx_test_fast_read_hook != NULL)                          \
-			ltx_test_fast_read_hook(addr);                        \
+#define LTX_TEST_FAST_READ(addr)                                               \
+	do {                                                                   \
+		if (ltx_test_fast_read_hook != NULL)                           \
+			ltx_test_fast_read_hook(addr);                         \
 	} while (0)
 #else
 #define LTX_TEST_FAST_READ(addr) ((void)0)
@@ -65,8 +65,7 @@ extern void (*ltx_test_fast_read_hook)(const void *addr);
 
 /* Arm the fast paths of a transaction beginning with a lazy snapshot:
  * the last clock value this thread saw (see inv_begin in invisible.c). */
-static inline __attribute__((always_inline)) void
-ltx_inv_arm(struct ltx_cd *cd)
+static inline __attribute__((always_inline)) void ltx_inv_arm(struct ltx_cd *cd)
 {
 	cd->limit = cd->snapshot + 1;
 }
@@ -77,8 +76,8 @@ ltx_inv_arm(struct ltx_cd *cd)
  * the slow path (the orec changed, or the read set is full).
  */
 static inline __attribute__((always_inline)) bool
-ltx_inv_read(struct ltx_cd *cd, uintptr_t *orec, uintptr_t v,
-	     const void *addr, uint64_t *out)
+ltx_inv_read(struct ltx_cd *cd, uintptr_t *orec, uintptr_t v, const void *addr,
+	     uint64_t *out)
 {
 	struct ltx_rentry *r;
 	uint64_t x;
@@ -108,8 +107,7 @@ ltx_inv_read(struct ltx_cd *cd, uintptr_t *orec, uintptr_t v,
  * status as it was when it locked, or later (invisible.c, take_held).
  */
 static inline __attribute__((always_inline)) struct ltx_wentry *
-ltx_inv_lock(struct ltx_cd *cd, uintptr_t *orec, uintptr_t v,
-	     const void *addr)
+ltx_inv_lock(struct ltx_cd *cd, uintptr_t *orec, uintptr_t v, const void *addr)
 {
 	struct ltx_wentry *w = cd->ws_next;
 
@@ -278,7 +276,7 @@ void ltx_inv_counted_end(struct ltx_cd *cd);
 void ltx_inv_fork_finish(struct ltx_cd *cd);
 void ltx_inv_fork_free(struct ltx_cd *const *keep, unsigned nkeep);
 
-#define LTX_INV_VALIDATE_CAUSE                                                \
+#define LTX_INV_VALIDATE_CAUSE                                                 \
 	(TM_ABORT_CONFLICT | TM_ABORT_RETRY | TM_ABORT_VALIDATE)
 
 /* Empty the logs and disarm the fast paths. */
@@ -376,9 +374,10 @@ ltx_inv_publish(struct ltx_cd *cd, uintptr_t ts)
 		for (w = cd->ws_base; w < end; w++)
 			if (w->orec != NULL && w->link != 0 &&
 			    w->link != LTX_WENTRY_LONE_SINGLE)
-				__atomic_store_n(w->orec,
-						 ltx_inv_released_version(w, ts),
-						 __ATOMIC_RELEASE);
+				__atomic_store_n(
+					w->orec,
+					ltx_inv_released_version(w, ts),
+					__ATOMIC_RELEASE);
 	/* The next transaction's lazy snapshot: no line is newer than ts
 	 * but those still being committed, which are locked. */
 	cd->snapshot = ts;

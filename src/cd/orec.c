@@ -19,7 +19,8 @@ int ltx_orec_init(unsigned bits)
 		errno = EINVAL;
 		return -1;
 	}
-	/* Zero pages on demand: only the orecs a program touches cost memory. */
+	/* Zero pages on demand: only the orecs a program touches cost memory.
+	 */
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)

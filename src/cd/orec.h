@@ -39,8 +39,7 @@ static inline uintptr_t *ltx_orec_at(uintptr_t *table, uintptr_t mask,
 }
 
 /* The orec of addr's line, in cd's table. */
-static inline uintptr_t *ltx_orec_of(const struct ltx_cd *cd,
-				     const void *addr)
+static inline uintptr_t *ltx_orec_of(const struct ltx_cd *cd, const void *addr)
 {
 	return ltx_orec_at(cd->orecs, cd->orec_mask, cd->orec_mul, addr);
 }

@@ -120,11 +120,10 @@ static void table_init(void)
 /* Line address -> bytelock: the orec hash (cd/orec.h), scaled by 64. */
 static struct ltx_bytelock *lock_of(uintptr_t line)
 {
-	return (struct ltx_bytelock *)((char *)table +
-				       ltx_hash_index(ltx_hash_line(line,
-								    LTX_HASH_MUL),
-						      32 - LTX_LINE_SHIFT,
-						      table_mask));
+	return (struct ltx_bytelock
+			*)((char *)table +
+			   ltx_hash_index(ltx_hash_line(line, LTX_HASH_MUL),
+					  32 - LTX_LINE_SHIFT, table_mask));
 }
 
 /* Whether p is the address of a bytelock of the table (its owner word). */
@@ -320,10 +319,9 @@ static bool take_owner(const struct ltx_cd *cd, struct ltx_bytelock *lock,
 	if (owner != 0 && owner != me(cd))
 		held = ltx_cd_holder(cd, LTX_HOLDER_ID, owner_id(owner));
 	if (held == LTX_HOLDER_GONE)
-		taken = __atomic_compare_exchange_n(&lock->owner, &owner,
-						    me(cd), false,
-						    __ATOMIC_SEQ_CST,
-						    __ATOMIC_RELAXED);
+		taken = __atomic_compare_exchange_n(
+			&lock->owner, &owner, me(cd), false, __ATOMIC_SEQ_CST,
+			__ATOMIC_RELAXED);
 	ltx_cd_take_end();
 	if (held == LTX_HOLDER_BUSY)
 		ltx_wait_step(spins);
@@ -542,8 +540,8 @@ static void release_locks(struct ltx_cd *cd, bool committed)
 			unmark_reader(cd, r);
 		else
 			__atomic_fetch_sub(
-				&((struct ltx_bytelock *)r->orec)->unslotted,
-				1, __ATOMIC_RELEASE);
+				&((struct ltx_bytelock *)r->orec)->unslotted, 1,
+				__ATOMIC_RELEASE);
 	}
 	cd->rs_next = cd->rs_base;
 	cd->ws_next = cd->ws_base;
@@ -628,9 +626,8 @@ void ltx_vis_fork_finish(struct ltx_cd *cd)
 	if (table == NULL)
 		return;
 	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_next; w++)
-		if (w->mask != 0 &&
-		    __atomic_load_n(&lock_of(w->line)->owner,
-				    __ATOMIC_RELAXED) == me(cd))
+		if (w->mask != 0 && __atomic_load_n(&lock_of(w->line)->owner,
+						    __ATOMIC_RELAXED) == me(cd))
 			ltx_wset_write_back(w, w->mask);
 }
 
@@ -672,7 +669,8 @@ void ltx_vis_fork_free(struct ltx_cd *const *keep, unsigned nkeep)
 		if (o != 0 && !kept_owner(keep, nkeep, o))
 			__atomic_store_n(&lock->owner, 0, __ATOMIC_RELEASE);
 		for (unsigned s = 0; s < LTX_VIS_SLOTS; s++)
-			if (__atomic_load_n(&lock->reader[s], __ATOMIC_RELAXED) &&
+			if (__atomic_load_n(&lock->reader[s],
+					    __ATOMIC_RELAXED) &&
 			    !kept_slot(keep, nkeep, s))
 				__atomic_store_n(&lock->reader[s], 0,
 						 __ATOMIC_RELEASE);
@@ -684,7 +682,8 @@ void ltx_vis_fork_free(struct ltx_cd *const *keep, unsigned nkeep)
 			for (const struct ltx_rentry *r = keep[i]->rs_base;
 			     r < keep[i]->rs_next; r++)
 				__atomic_fetch_add(
-					&((struct ltx_bytelock *)r->orec)->unslotted,
+					&((struct ltx_bytelock *)r->orec)
+						 ->unslotted,
 					1, __ATOMIC_RELAXED);
 }
 

@@ -7,17 +7,16 @@
 
 /* Byte b of MASK(d) is 0xff if bit b of d is set (see wset.h). */
 #define BYTE(d, b) ((((d) >> (b)) & 1) ? (uint64_t)0xff << (8 * (b)) : 0)
-#define MASK(d)                                                               \
-	(BYTE(d, 0) | BYTE(d, 1) | BYTE(d, 2) | BYTE(d, 3) | BYTE(d, 4) |     \
+#define MASK(d)                                                                \
+	(BYTE(d, 0) | BYTE(d, 1) | BYTE(d, 2) | BYTE(d, 3) | BYTE(d, 4) |      \
 	 BYTE(d, 5) | BYTE(d, 6) | BYTE(d, 7))
-#define MASK4(d) MASK(d), MASK((d) + 1), MASK((d) + 2), MASK((d) + 3)
+#define MASK4(d)  MASK(d), MASK((d) + 1), MASK((d) + 2), MASK((d) + 3)
 #define MASK16(d) MASK4(d), MASK4((d) + 4), MASK4((d) + 8), MASK4((d) + 12)
-#define MASK64(d)                                                             \
+#define MASK64(d)                                                              \
 	MASK16(d), MASK16((d) + 16), MASK16((d) + 32), MASK16((d) + 48)
 
-const uint64_t ltx_wset_byte_masks[256] = {
-	MASK64(0), MASK64(64), MASK64(128), MASK64(192)
-};
+const uint64_t ltx_wset_byte_masks[256] = { MASK64(0), MASK64(64), MASK64(128),
+					    MASK64(192) };
 
 /*
  * Synchronization with the owner's signal handlers: while a log moves, its

@@ -56,9 +56,9 @@ slow_store(struct ltx_itm_thread *t, void *a, uint64_t val, unsigned size)
 	check_doom(t);
 }
 
-static __attribute__((noinline)) void
-load_bytes(struct ltx_itm_thread *t, void *dst, const void *src, size_t n,
-	   bool excl)
+static __attribute__((noinline)) void load_bytes(struct ltx_itm_thread *t,
+						 void *dst, const void *src,
+						 size_t n, bool excl)
 {
 	ltx_access_load_bytes(dst, src, n, excl);
 	check_doom(t);
@@ -155,8 +155,8 @@ store_word(struct ltx_itm_thread *t, void *a, uint64_t x)
  * aligned to 8 (two longs or pointers side by side, which GCC loads and
  * stores as one vector) go as two words.
  */
-static __attribute__((noinline)) void
-read_slow(void *dst, const void *src, size_t size, bool excl)
+static __attribute__((noinline)) void read_slow(void *dst, const void *src,
+						size_t size, bool excl)
 {
 	struct ltx_itm_thread *t = thread();
 	uintptr_t p = (uintptr_t)src;
@@ -166,8 +166,8 @@ read_slow(void *dst, const void *src, size_t size, bool excl)
 		return;
 	}
 	if (size <= 8 && (p & (size - 1)) == 0) {
-		uint64_t x = slow_load_word(t, (const void *)(p & ~LTX_WORD_MASK),
-					    excl);
+		uint64_t x = slow_load_word(
+			t, (const void *)(p & ~LTX_WORD_MASK), excl);
 
 		x >>= (p & LTX_WORD_MASK) * 8;
 		memcpy(dst, &x, size); /* little-endian */
@@ -184,8 +184,8 @@ read_slow(void *dst, const void *src, size_t size, bool excl)
 	load_bytes(t, dst, src, size, excl);
 }
 
-static __attribute__((noinline)) void
-write_slow(void *dst, const void *src, size_t size)
+static __attribute__((noinline)) void write_slow(void *dst, const void *src,
+						 size_t size)
 {
 	struct ltx_itm_thread *t = thread();
 	uintptr_t p = (uintptr_t)dst;
@@ -339,8 +339,8 @@ write_obj(void *dst, const void *src, size_t size)
 		} else if (ltx_likely(tx->cd.limit != 0) &&
 			   ltx_likely(!eh_objects(tx))) {
 			memcpy(&x, src, size);
-			if (ltx_likely(ltx_tx_fast_store_open(
-				    tx, dst, x, (unsigned)size)))
+			if (ltx_likely(ltx_tx_fast_store_open(tx, dst, x,
+							      (unsigned)size)))
 				return;
 		} else if (serial_store_word(tx, dst, src, size)) {
 			return;
@@ -351,55 +351,55 @@ write_obj(void *dst, const void *src, size_t size)
 
 #pragma GCC visibility push(default)
 
-#define LOADS(T, S, ATTR)                                                     \
-	ATTR T _ITM_R##S(const T *p)                                          \
-	{                                                                     \
-		T v;                                                          \
-		read_obj(&v, p, sizeof(T), false);                            \
-		return v;                                                     \
-	}                                                                     \
-	ATTR T _ITM_RaR##S(const T *p)                                        \
-	{                                                                     \
-		T v;                                                          \
-		read_obj(&v, p, sizeof(T), false);                            \
-		return v;                                                     \
-	}                                                                     \
-	ATTR T _ITM_RaW##S(const T *p)                                        \
-	{                                                                     \
-		T v;                                                          \
-		read_obj(&v, p, sizeof(T), false);                            \
-		return v;                                                     \
-	}                                                                     \
-	ATTR T _ITM_RfW##S(const T *p)                                        \
-	{                                                                     \
-		T v;                                                          \
-		read_obj(&v, p, sizeof(T), true);                             \
-		return v;                                                     \
+#define LOADS(T, S, ATTR)                                                      \
+	ATTR T _ITM_R##S(const T *p)                                           \
+	{                                                                      \
+		T v;                                                           \
+		read_obj(&v, p, sizeof(T), false);                             \
+		return v;                                                      \
+	}                                                                      \
+	ATTR T _ITM_RaR##S(const T *p)                                         \
+	{                                                                      \
+		T v;                                                           \
+		read_obj(&v, p, sizeof(T), false);                             \
+		return v;                                                      \
+	}                                                                      \
+	ATTR T _ITM_RaW##S(const T *p)                                         \
+	{                                                                      \
+		T v;                                                           \
+		read_obj(&v, p, sizeof(T), false);                             \
+		return v;                                                      \
+	}                                                                      \
+	ATTR T _ITM_RfW##S(const T *p)                                         \
+	{                                                                      \
+		T v;                                                           \
+		read_obj(&v, p, sizeof(T), true);                              \
+		return v;                                                      \
 	}
 
-#define STORES(T, S, ATTR)                                                    \
-	ATTR void _ITM_W##S(T *p, T v)                                        \
-	{                                                                     \
-		write_obj(p, &v, sizeof(T));                                  \
-	}                                                                     \
-	ATTR void _ITM_WaR##S(T *p, T v)                                      \
-	{                                                                     \
-		write_obj(p, &v, sizeof(T));                                  \
-	}                                                                     \
-	ATTR void _ITM_WaW##S(T *p, T v)                                      \
-	{                                                                     \
-		write_obj(p, &v, sizeof(T));                                  \
+#define STORES(T, S, ATTR)                                                     \
+	ATTR void _ITM_W##S(T *p, T v)                                         \
+	{                                                                      \
+		write_obj(p, &v, sizeof(T));                                   \
+	}                                                                      \
+	ATTR void _ITM_WaR##S(T *p, T v)                                       \
+	{                                                                      \
+		write_obj(p, &v, sizeof(T));                                   \
+	}                                                                      \
+	ATTR void _ITM_WaW##S(T *p, T v)                                       \
+	{                                                                      \
+		write_obj(p, &v, sizeof(T));                                   \
 	}
 
-#define LOGS(T, S, ATTR)                                                      \
-	ATTR void _ITM_L##S(const T *p)                                       \
-	{                                                                     \
-		_ITM_LB(p, sizeof(T));                                        \
+#define LOGS(T, S, ATTR)                                                       \
+	ATTR void _ITM_L##S(const T *p)                                        \
+	{                                                                      \
+		_ITM_LB(p, sizeof(T));                                         \
 	}
 
-#define BARRIERS(T, S, ATTR)                                                  \
-	LOADS(T, S, ATTR)                                                     \
-	STORES(T, S, ATTR)                                                    \
+#define BARRIERS(T, S, ATTR)                                                   \
+	LOADS(T, S, ATTR)                                                      \
+	STORES(T, S, ATTR)                                                     \
 	LOGS(T, S, ATTR)
 
 #define PLAIN
@@ -498,19 +498,19 @@ static void copy(void *dst, const void *src, size_t n, bool rtx, bool wtx,
 
 #pragma GCC visibility push(default)
 
-#define COPY(R, W, rtx, wtx)                                                  \
-	void _ITM_memcpy##R##W(void *dst, const void *src, size_t n)          \
-	{                                                                     \
-		copy(dst, src, n, rtx, wtx, false);                           \
-	}                                                                     \
-	void _ITM_memmove##R##W(void *dst, const void *src, size_t n)         \
-	{                                                                     \
-		copy(dst, src, n, rtx, wtx, true);                            \
+#define COPY(R, W, rtx, wtx)                                                   \
+	void _ITM_memcpy##R##W(void *dst, const void *src, size_t n)           \
+	{                                                                      \
+		copy(dst, src, n, rtx, wtx, false);                            \
+	}                                                                      \
+	void _ITM_memmove##R##W(void *dst, const void *src, size_t n)          \
+	{                                                                      \
+		copy(dst, src, n, rtx, wtx, true);                             \
 	}
 
-#define COPY_TO_ALL(R, rtx)                                                   \
-	COPY(R, Wt, rtx, true)                                                \
-	COPY(R, WtaR, rtx, true)                                              \
+#define COPY_TO_ALL(R, rtx)                                                    \
+	COPY(R, Wt, rtx, true)                                                 \
+	COPY(R, WtaR, rtx, true)                                               \
 	COPY(R, WtaW, rtx, true)
 
 COPY(Rn, Wt, false, true)

@@ -139,8 +139,7 @@ static __attribute__((noinline)) void *lookup(void *fn)
 			 __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* see Synchronization */
 	g = __atomic_load_n(&published.gen, __ATOMIC_ACQUIRE);
-	clone = search(__atomic_load_n(&published.index, __ATOMIC_ACQUIRE),
-		       fn);
+	clone = search(__atomic_load_n(&published.index, __ATOMIC_ACQUIRE), fn);
 	/* Release: the index is no longer read once the writer sees 0. */
 	__atomic_store_n(&c->busy,
 			 __atomic_load_n(&c->busy, __ATOMIC_RELAXED) - 1,

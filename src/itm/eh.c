@@ -79,8 +79,7 @@ static void eh_sync(struct ltx_itm_thread *t)
 }
 
 /* The newest record of the object at obj, or NULL. */
-static struct ltx_itm_eh_obj *eh_find(struct ltx_itm_thread *t,
-				      uintptr_t obj)
+static struct ltx_itm_eh_obj *eh_find(struct ltx_itm_thread *t, uintptr_t obj)
 {
 	for (size_t i = t->eh_objs_len; i-- > 0;)
 		if (t->eh_objs[i].lo == obj && t->eh_objs[i].size != 0)
@@ -88,8 +87,7 @@ static struct ltx_itm_eh_obj *eh_find(struct ltx_itm_thread *t,
 	return NULL;
 }
 
-bool ltx_itm_eh_private(struct ltx_itm_thread *t, const void *addr,
-			size_t size)
+bool ltx_itm_eh_private(struct ltx_itm_thread *t, const void *addr, size_t size)
 {
 	uintptr_t a = (uintptr_t)addr;
 

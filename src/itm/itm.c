@@ -292,8 +292,7 @@ void ltx_itm_log(struct ltx_itm_thread *t, const void *addr, size_t size)
 	size_t need = t->undo_len + padded + 2 * sizeof(uintptr_t);
 	uintptr_t a = (uintptr_t)addr;
 
-	if (!LTX_ARRAY_RESERVE(&t->undo, &t->undo_cap, t->undo_len, need,
-			       4096))
+	if (!LTX_ARRAY_RESERVE(&t->undo, &t->undo_cap, t->undo_len, need, 4096))
 		ltx_itm_fatal("no memory for the undo log");
 	memcpy(t->undo + t->undo_len, addr, size);
 	t->undo_len += padded;
@@ -321,8 +320,8 @@ static void finish(struct ltx_itm_thread *t)
 static void roll_back(struct ltx_itm_thread *t)
 {
 	struct ltx_tx *tx = ltx_self;
-	bool doomed = __atomic_load_n(&tx->status, __ATOMIC_RELAXED) ==
-		      LTX_DOOMED;
+	bool doomed =
+		__atomic_load_n(&tx->status, __ATOMIC_RELAXED) == LTX_DOOMED;
 
 	tx->checkpoint = NULL;
 	undo_to(t, 0, t->jb.cfa);
@@ -441,8 +440,8 @@ begin_nested(struct ltx_itm_thread *t, uint32_t prop,
 		ltx_itm_go_irrevocable(t);
 	if (prop & ITM_PR_HAS_NO_ABORT) {
 		/* Flat nesting: the code path of the current mode. */
-		if (t->mode == ITM_SERIAL_IRR && (prop & ITM_PR_UNINSTRUMENTED) &&
-		    t->nests_len == 0)
+		if (t->mode == ITM_SERIAL_IRR &&
+		    (prop & ITM_PR_UNINSTRUMENTED) && t->nests_len == 0)
 			return ITM_A_UNINSTRUMENTED;
 		return (prop & ITM_PR_INSTRUMENTED) ? ITM_A_INSTRUMENTED
 						    : ITM_A_UNINSTRUMENTED;
@@ -735,7 +734,8 @@ __attribute__((destructor)) static void report(void)
 		"ltx-itm: %llu transactions (%llu instrumented, %llu serial, "
 		"%llu irrevocable, %llu uninstrumented), %llu commits, "
 		"%llu restarts, %llu cancels, %llu upgrades\n",
-		(unsigned long long)(s.begins[ITM_INSTR] + s.begins[ITM_SERIAL] +
+		(unsigned long long)(s.begins[ITM_INSTR] +
+				     s.begins[ITM_SERIAL] +
 				     s.begins[ITM_SERIAL_IRR] - s.restarts),
 		(unsigned long long)s.begins[ITM_INSTR],
 		(unsigned long long)s.begins[ITM_SERIAL],

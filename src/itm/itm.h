@@ -12,20 +12,20 @@
 
 /* Properties GCC passes to _ITM_beginTransaction (libitm.h values).  Only
  * the four ltx trusts are named: GCC sets the others inconsistently. */
-#define ITM_PR_INSTRUMENTED 0x0001u
-#define ITM_PR_UNINSTRUMENTED 0x0002u
-#define ITM_PR_HAS_NO_ABORT 0x0008u
+#define ITM_PR_INSTRUMENTED	0x0001u
+#define ITM_PR_UNINSTRUMENTED	0x0002u
+#define ITM_PR_HAS_NO_ABORT	0x0008u
 #define ITM_PR_GOES_IRREVOCABLE 0x0040u
 
 /* Action codes returned by _ITM_beginTransaction. */
-#define ITM_A_INSTRUMENTED 0x01u
+#define ITM_A_INSTRUMENTED   0x01u
 #define ITM_A_UNINSTRUMENTED 0x02u
-#define ITM_A_SAVE_LIVE 0x04u
-#define ITM_A_RESTORE_LIVE 0x08u
-#define ITM_A_ABORT 0x10u
+#define ITM_A_SAVE_LIVE	     0x04u
+#define ITM_A_RESTORE_LIVE   0x08u
+#define ITM_A_ABORT	     0x10u
 
 /* _ITM_abortReason bits. */
-#define ITM_USER_ABORT 0x01u
+#define ITM_USER_ABORT	0x01u
 #define ITM_OUTER_ABORT 0x10u
 
 /*
@@ -64,16 +64,16 @@ struct ltx_itm_nest {
  * while a catch of it in the transaction is open.
  */
 struct ltx_itm_eh_obj {
-	uintptr_t lo;	   /* the object, as __cxa_allocate_exception gave it */
-	size_t size;	   /* 0: freed */
-	size_t actions;	   /* ltx_tx_actions_mark() at its allocation */
-	unsigned catches;  /* catches of it open in the transaction */
+	uintptr_t lo;	  /* the object, as __cxa_allocate_exception gave it */
+	size_t size;	  /* 0: freed */
+	size_t actions;	  /* ltx_tx_actions_mark() at its allocation */
+	unsigned catches; /* catches of it open in the transaction */
 	bool thrown;
 };
 
 /* Per-thread counters, summed by LTX_ITM_REPORT at exit. */
 struct ltx_itm_stats {
-	uint64_t begins[4]; /* outermost begins, by enum ltx_itm_mode */
+	uint64_t begins[4];	 /* outermost begins, by enum ltx_itm_mode */
 	uint64_t uninstrumented; /* begins that ran the uninstrumented path */
 	uint64_t commits;
 	uint64_t restarts;
@@ -94,8 +94,8 @@ struct ltx_itm_clone_entry {
 };
 
 struct ltx_itm_clones {
-	uint64_t gen;	/* the clone tables' generation the entries are of */
-	unsigned busy;	/* reading the shared index */
+	uint64_t gen;  /* the clone tables' generation the entries are of */
+	unsigned busy; /* reading the shared index */
 	struct ltx_itm_clone_entry e[LTX_ITM_CLONE_CACHE];
 };
 
@@ -110,10 +110,10 @@ struct ltx_itm_clones {
  * transaction layer's (src/tx).  Private to the thread.
  */
 struct ltx_itm_thread {
-	int mode;	    /* enum ltx_itm_mode */
-	unsigned depth;	    /* nesting depth, 0 outside */
-	uint32_t prop;	    /* properties of the outermost begin */
-	uint32_t takes;	    /* the descriptor's takes this state is for */
+	int mode;		  /* enum ltx_itm_mode */
+	unsigned depth;		  /* nesting depth, 0 outside */
+	uint32_t prop;		  /* properties of the outermost begin */
+	uint32_t takes;		  /* the descriptor's takes this state is for */
 	struct ltx_itm_jmpbuf jb; /* the outermost begin's checkpoint */
 	/* ITM_INSTR: registered as the ltx transaction's restart point, so
 	 * the transaction layer and the fault sandbox restart it here */
@@ -183,8 +183,8 @@ void ltx_itm_log(struct ltx_itm_thread *t, const void *addr, size_t size);
  * function that began the transaction), inline while the log has room:
  * the record ltx_itm_log writes, its bytes padded to one word.
  */
-static inline void ltx_itm_log_small(struct ltx_itm_thread *t,
-				     const void *addr, size_t size)
+static inline void ltx_itm_log_small(struct ltx_itm_thread *t, const void *addr,
+				     size_t size)
 {
 	size_t len = t->undo_len;
 	uintptr_t a = (uintptr_t)addr;

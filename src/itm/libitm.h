@@ -13,8 +13,8 @@
  * library is otherwise built with -fvisibility=hidden) under the version
  * nodes of libitm.map (src/libltx.map).
  */
-#define _ITM_VERSION "1.0"
-#define _ITM_VERSION_NO 90
+#define _ITM_VERSION	     "1.0"
+#define _ITM_VERSION_NO	     90
 #define _ITM_noTransactionId 1
 
 typedef uint64_t _ITM_transactionId_t;
@@ -58,8 +58,7 @@ uint32_t _ITM_beginTransaction(uint32_t properties, ...)
 	__attribute__((returns_twice));
 void _ITM_commitTransaction(void);
 void _ITM_commitTransactionEH(void *exc_ptr);
-void _ITM_abortTransaction(_ITM_abortReason reason)
-	__attribute__((noreturn));
+void _ITM_abortTransaction(_ITM_abortReason reason) __attribute__((noreturn));
 void _ITM_changeTransactionMode(_ITM_transactionState state);
 _ITM_howExecuting _ITM_inTransaction(void);
 _ITM_transactionId_t _ITM_getTransactionId(void);

@@ -50,9 +50,10 @@ const char *ltx_je_malloc_conf =
 	"lg_tcache_nslots_mul:3,tcache_nslots_small_max:512";
 
 /*
- * Synchronization: ltx_alloc_backend is written once, inside pthread_once, before
- * any block exists; every later reader runs after ltx_alloc_init returned
- * (pthread_once orders it), or holds a block that could only come from it.
+ * Synchronization: ltx_alloc_backend is written once, inside pthread_once,
+ * before any block exists; every later reader runs after ltx_alloc_init
+ * returned (pthread_once orders it), or holds a block that could only come from
+ * it.
  */
 int ltx_alloc_backend = -1; /* enum ltx_alloc_backend; -1: not loaded */
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;

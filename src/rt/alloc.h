@@ -46,7 +46,6 @@ int ltx_alloc_init(void);
 /* ltx_alloc_loaded: whether the backend is chosen (LTX_ALLOC is then fixed). */
 bool ltx_alloc_loaded(void);
 
-
 /* The backend chosen (enum ltx_alloc_backend; -1 before ltx_alloc_init):
  * written once, before any block exists. */
 extern int ltx_alloc_backend;

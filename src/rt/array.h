@@ -20,8 +20,8 @@ bool ltx_array_reserve(void **base, size_t *cap, size_t used, size_t need,
 		       size_t elem, size_t min, size_t align, void **keep_old);
 
 /* The common case: a malloc'd array of T, *base of type T **. */
-#define LTX_ARRAY_RESERVE(base, cap, used, need, min)                         \
-	ltx_array_reserve((void **)(base), (cap), (used), (need),             \
+#define LTX_ARRAY_RESERVE(base, cap, used, need, min)                          \
+	ltx_array_reserve((void **)(base), (cap), (used), (need),              \
 			  sizeof(**(base)), (min), 0, NULL)
 
 #endif /* LTX_RT_ARRAY_H */

@@ -55,7 +55,8 @@ uint64_t ltx_backoff_delay(const struct ltx_backoff_cfg *cfg, unsigned consec,
 	case LTX_BACKOFF_SPIN:
 		return spin_for(cfg->min);
 	case LTX_BACKOFF_EXP:
-		return spin_for(xorshift(rng) % ltx_backoff_window(cfg, consec));
+		return spin_for(xorshift(rng) %
+				ltx_backoff_window(cfg, consec));
 	case LTX_BACKOFF_YIELD:
 		start = ltx_cycles();
 		sched_yield();

@@ -28,7 +28,6 @@ uint64_t ltx_backoff_delay(const struct ltx_backoff_cfg *cfg, unsigned consec,
 			   uint64_t *rng);
 
 /* ltx_backoff_window: the exp policy's window after consec failures. */
-uint64_t ltx_backoff_window(const struct ltx_backoff_cfg *cfg,
-			    unsigned consec);
+uint64_t ltx_backoff_window(const struct ltx_backoff_cfg *cfg, unsigned consec);
 
 #endif /* LTX_RT_BACKOFF_H */

@@ -95,8 +95,7 @@ static const char *parse_capacity(const char *value, struct ltx_config *cfg)
 	return NULL;
 }
 
-static void format_capacity(const struct ltx_config *cfg, char *buf,
-			    size_t len)
+static void format_capacity(const struct ltx_config *cfg, char *buf, size_t len)
 {
 	if (cfg->capacity == 0)
 		snprintf(buf, len, "unlimited");
@@ -167,8 +166,7 @@ static const char *parse_backoff(const char *value, struct ltx_config *cfg)
 	return NULL;
 }
 
-static void format_backoff(const struct ltx_config *cfg, char *buf,
-			   size_t len)
+static void format_backoff(const struct ltx_config *cfg, char *buf, size_t len)
 {
 	const struct ltx_backoff_cfg *b = &cfg->backoff;
 
@@ -227,8 +225,7 @@ static void format_stats_file(const struct ltx_config *cfg, char *buf,
 }
 
 /* LTX_SERIAL_AFTER: consecutive aborts before a transaction goes serial. */
-static const char *parse_serial_after(const char *value,
-				      struct ltx_config *cfg)
+static const char *parse_serial_after(const char *value, struct ltx_config *cfg)
 {
 	uint64_t v;
 
@@ -273,13 +270,12 @@ static const char *parse_mem_limit(const char *value, struct ltx_config *cfg)
 	uint64_t v;
 
 	if (n > 0 && strchr("kKmMgG", value[n - 1]) != NULL) {
-		shift = strchr("kK", value[n - 1]) ? 10
+		shift = strchr("kK", value[n - 1])   ? 10
 			: strchr("mM", value[n - 1]) ? 20
 						     : 30;
 		n--;
 	}
-	if (!parse_number(value, value + n, 1, (uint64_t)1 << 40 >> shift,
-			  &v))
+	if (!parse_number(value, value + n, 1, (uint64_t)1 << 40 >> shift, &v))
 		return LTX_CONFIG_UNACCEPTED;
 	__atomic_store_n(&cfg->mem_limit, v << shift, __ATOMIC_RELAXED);
 	return NULL;
@@ -338,14 +334,13 @@ static const struct ltx_setting settings[] = {
 	  "none | spin[:n=CYCLES] | exp[:min=CYCLES,max=CYCLES] | yield",
 	  "exp:min=64,max=65536", LTX_SETTING_ANYTIME, parse_backoff,
 	  format_backoff },
-	{ "LTX_OREC_BITS", "an integer from 4 to 28", "16",
-	  LTX_SETTING_STARTUP, parse_orec_bits, format_orec_bits },
+	{ "LTX_OREC_BITS", "an integer from 4 to 28", "16", LTX_SETTING_STARTUP,
+	  parse_orec_bits, format_orec_bits },
 	{ "LTX_STATS", "0 | 1 | stacks", "0", LTX_SETTING_STARTUP, parse_stats,
 	  format_stats },
 	{ "LTX_STATS_FILE", "a file name, or empty for stderr", "",
 	  LTX_SETTING_STARTUP, parse_stats_file, format_stats_file },
-	{ "LTX_SERIAL_AFTER",
-	  "an integer from 0 (never) to 1000000000", "16",
+	{ "LTX_SERIAL_AFTER", "an integer from 0 (never) to 1000000000", "16",
 	  LTX_SETTING_ANYTIME, parse_serial_after, format_serial_after },
 	{ "LTX_ALLOC", "auto | jemalloc | libc", "auto", LTX_SETTING_STARTUP,
 	  parse_alloc, format_alloc },
@@ -358,8 +353,8 @@ static const struct ltx_setting settings[] = {
 	  "unlimited", LTX_SETTING_STARTUP, parse_capacity, format_capacity },
 	{ "LTX_ITM_SERIAL", "auto | never", "auto", LTX_SETTING_ANYTIME,
 	  parse_itm_serial, format_itm_serial },
-	{ "LTX_ITM_REPORT", "0 | 1", "0", LTX_SETTING_ANYTIME,
-	  parse_itm_report, format_itm_report },
+	{ "LTX_ITM_REPORT", "0 | 1", "0", LTX_SETTING_ANYTIME, parse_itm_report,
+	  format_itm_report },
 };
 
 const struct ltx_setting *ltx_config_find(const char *name)
@@ -411,7 +406,8 @@ void ltx_config_warn(const struct ltx_setting *s, const char *value,
 {
 	/* One format for every setting; the reason only when it says more
 	 * than the accepted forms do. */
-	fprintf(stderr, "ltx: %s=\"%s\" is invalid%s%s%s; accepted: %s; "
+	fprintf(stderr,
+		"ltx: %s=\"%s\" is invalid%s%s%s; accepted: %s; "
 		"using the default, %s\n",
 		s->name, value, why[0] != '\0' ? " (" : "", why,
 		why[0] != '\0' ? ")" : "", s->forms,

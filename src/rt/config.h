@@ -11,8 +11,8 @@
 
 /* LTX_OREC_BITS: log2 of the ownership-record table size (src/cd). */
 #define LTX_OREC_BITS_DEFAULT 16
-#define LTX_OREC_BITS_MIN 4
-#define LTX_OREC_BITS_MAX 28
+#define LTX_OREC_BITS_MIN     4
+#define LTX_OREC_BITS_MAX     28
 
 /* Conflict-detection modes (src/cd). */
 enum ltx_mode {
@@ -26,17 +26,17 @@ enum ltx_mode {
  * written and read with relaxed atomics, each value valid on its own.
  */
 struct ltx_config {
-	int mode;		       /* enum ltx_mode */
-	unsigned orec_bits;	       /* log2 of the orec table size */
+	int mode;			/* enum ltx_mode */
+	unsigned orec_bits;		/* log2 of the orec table size */
 	struct ltx_backoff_cfg backoff; /* applied by failing VALIDATE/COMMIT */
-	int stats;		       /* LTX_STATS: enum ltx_stats_level */
-	char stats_file[256];	       /* LTX_STATS_FILE: "" for stderr */
-	unsigned serial_after;	       /* aborts before going irrevocable */
-	int alloc;		       /* enum ltx_alloc_backend (rt/alloc.h) */
-	uint64_t mem_limit;	       /* bytes freed by tm_free that may wait */
-	unsigned capacity;	       /* LTX_CAPACITY in slots; 0: unlimited */
-	int itm_serial;		       /* LTX_ITM_SERIAL: 1 auto, 0 never */
-	int itm_report;		       /* LTX_ITM_REPORT: summary line at exit */
+	int stats;			/* LTX_STATS: enum ltx_stats_level */
+	char stats_file[256];		/* LTX_STATS_FILE: "" for stderr */
+	unsigned serial_after;		/* aborts before going irrevocable */
+	int alloc;	    /* enum ltx_alloc_backend (rt/alloc.h) */
+	uint64_t mem_limit; /* bytes freed by tm_free that may wait */
+	unsigned capacity;  /* LTX_CAPACITY in slots; 0: unlimited */
+	int itm_serial;	    /* LTX_ITM_SERIAL: 1 auto, 0 never */
+	int itm_report;	    /* LTX_ITM_REPORT: summary line at exit */
 };
 
 extern struct ltx_config ltx_config;

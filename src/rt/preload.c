@@ -37,8 +37,7 @@ typedef void (*jump_fn)(struct __jmp_buf_tag *, int);
 
 /* Set once by ltx_jump_init, before any thread can jump (the
  * constructor); read without synchronization afterwards. */
-static jump_fn real_longjmp, real__longjmp, real_siglongjmp,
-	real_longjmp_chk;
+static jump_fn real_longjmp, real__longjmp, real_siglongjmp, real_longjmp_chk;
 static void (*hook)(uintptr_t sp);
 
 /* The stack pointer a setjmp buffer restores, if this libc's layout is
@@ -104,16 +103,16 @@ EXPORT __attribute__((noreturn)) void _longjmp(struct __jmp_buf_tag env[1],
 	__builtin_unreachable();
 }
 
-EXPORT __attribute__((noreturn)) void
-siglongjmp(struct __jmp_buf_tag env[1], int val)
+EXPORT __attribute__((noreturn)) void siglongjmp(struct __jmp_buf_tag env[1],
+						 int val)
 {
 	before(env);
 	real_siglongjmp(env, val);
 	__builtin_unreachable();
 }
 
-EXPORT __attribute__((noreturn)) void
-__longjmp_chk(struct __jmp_buf_tag env[1], int val)
+EXPORT __attribute__((noreturn)) void __longjmp_chk(struct __jmp_buf_tag env[1],
+						    int val)
 {
 	before(env);
 	real_longjmp_chk(env, val);
@@ -121,7 +120,6 @@ __longjmp_chk(struct __jmp_buf_tag env[1], int val)
 }
 
 /* ---- the personality routine (rt/unwind.h) ---- */
-
 
 typedef _Unwind_Reason_Code (*personality_fn)(int, _Unwind_Action,
 					      _Unwind_Exception_Class,
@@ -150,10 +148,10 @@ static int resolve(void)
 	if (get_cfa == NULL)
 		return 0;
 	/* Release: the helpers above are set before the routine shows. */
-	__atomic_store_n(&real_personality,
-			 (personality_fn)dlvsym(h, "__gcc_personality_v0",
-						"GCC_3.3.1"),
-			 __ATOMIC_RELEASE);
+	__atomic_store_n(
+		&real_personality,
+		(personality_fn)dlvsym(h, "__gcc_personality_v0", "GCC_3.3.1"),
+		__ATOMIC_RELEASE);
 	return real_personality != NULL;
 }
 

@@ -163,8 +163,7 @@ static void wrapper(int sig, siginfo_t *si, void *uc)
 	if (fault && hooks.fault != NULL)
 		hooks.fault(sig, uc);
 	app_get(sig, &app);
-	token = hooks.enter != NULL ? hooks.enter(sig, is_handler(&app))
-				    : NULL;
+	token = hooks.enter != NULL ? hooks.enter(sig, is_handler(&app)) : NULL;
 	if (!is_handler(&app)) {
 		/* Only the fault signals are wrapped without a handler. */
 		if (app.sa_handler == SIG_DFL || fault)

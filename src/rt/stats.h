@@ -22,18 +22,18 @@
  * where an abort may have several) and the site where the transaction was
  * doomed decide its row.
  */
-#define LTX_ABORT_ROWS_LIST(R)                                                \
-	R(EXPLICIT, explicit, "tm_abort or tm_retry")                         \
-	R(SIGNAL, signal, "a signal landed")                                  \
-	R(NOMEM, nomem, "no memory for the logs")                             \
-	R(CAPACITY, capacity, "capacity (LTX_CAPACITY)")                      \
-	R(CONFLICT_LT, conflict_lt, "conflict found by LT")                   \
-	R(CONFLICT_ST, conflict_st, "conflict found by LTX/ST")               \
-	R(UPGRADE, upgrade, "upgrade: LTX/ST after LT")                       \
-	R(VALIDATE, validate, "failed VALIDATE")                              \
-	R(COMMIT, commit, "failed COMMIT")                                    \
-	R(DOOMED, doomed, "doomed by another tx")                             \
-	R(FAULT, fault, "fault while doomed")                                 \
+#define LTX_ABORT_ROWS_LIST(R)                                                 \
+	R(EXPLICIT, explicit, "tm_abort or tm_retry")                          \
+	R(SIGNAL, signal, "a signal landed")                                   \
+	R(NOMEM, nomem, "no memory for the logs")                              \
+	R(CAPACITY, capacity, "capacity (LTX_CAPACITY)")                       \
+	R(CONFLICT_LT, conflict_lt, "conflict found by LT")                    \
+	R(CONFLICT_ST, conflict_st, "conflict found by LTX/ST")                \
+	R(UPGRADE, upgrade, "upgrade: LTX/ST after LT")                        \
+	R(VALIDATE, validate, "failed VALIDATE")                               \
+	R(COMMIT, commit, "failed COMMIT")                                     \
+	R(DOOMED, doomed, "doomed by another tx")                              \
+	R(FAULT, fault, "fault while doomed")                                  \
 	R(OTHER, other, "other")
 
 /*
@@ -50,10 +50,10 @@
  *            LT in the visible mode, taken by LTX and not yet stored, a
  *            read found newer at validation, a doom by another tx...).
  */
-#define LTX_CONFLICT_CLASSES_LIST(C)                                          \
-	C(TRUE, true_sharing, "true sharing")                                 \
-	C(FALSE, false_sharing, "false sharing")                              \
-	C(ALIAS, aliasing, "orec aliasing")                                   \
+#define LTX_CONFLICT_CLASSES_LIST(C)                                           \
+	C(TRUE, true_sharing, "true sharing")                                  \
+	C(FALSE, false_sharing, "false sharing")                               \
+	C(ALIAS, aliasing, "orec aliasing")                                    \
 	C(UNKNOWN, unknown, "unknown")
 
 #define LTX_CONFLICT_ID_(id, key, label) LTX_CONFLICT_##id,
@@ -61,8 +61,7 @@ enum ltx_conflict_class {
 	LTX_CONFLICT_CLASSES_LIST(LTX_CONFLICT_ID_) LTX_CONFLICT_N_
 };
 #define LTX_CONFLICT_CLASSES 4 /* a number, for the segment's names */
-_Static_assert(LTX_CONFLICT_CLASSES == LTX_CONFLICT_N_,
-	       "LTX_CONFLICT_CLASSES");
+_Static_assert(LTX_CONFLICT_CLASSES == LTX_CONFLICT_N_, "LTX_CONFLICT_CLASSES");
 
 #define LTX_ABORT_ROW_ID_(id, key, label) LTX_ABORT_##id,
 enum ltx_abort_row { LTX_ABORT_ROWS_LIST(LTX_ABORT_ROW_ID_) LTX_ABORT_N_ };
@@ -103,45 +102,45 @@ _Static_assert(LTX_ABORT_ROWS == LTX_ABORT_N_, "LTX_ABORT_ROWS");
  * "stats on" are counted only while LTX_STATS is on (struct ltx_tx.stats_on),
  * in slow paths.
  */
-#define LTX_STATS_FIELDS(X)                                                   \
-	X(threads, , TM, OWN, "threads that used ltx")                        \
-	X(commits, , SUM, OWN, "committed transactions")                      \
-	X(commits_ro, , TM, OWN, "commits that wrote no line")                \
-	X(commits_rw, , TM, OWN, "commits that wrote a line")                 \
-	X(aborts, , TM, OWN, "aborted transactions (each try counts)")        \
-	X(abort_cause, [LTX_STATS_CAUSES], TM, JSON,                          \
-	  "aborts by TM_ABORT_* bit (an abort may have several)")             \
-	X(conflicts_read, , TM, JSON, "LT found the line held (stats on)")    \
-	X(conflicts_write, , TM, JSON,                                        \
-	  "LTX/ST found the line held (stats on)")                            \
-	X(conflicts_upgrade, , TM, JSON,                                      \
-	  "LTX/ST found a line it had read held (stats on)")                  \
-	X(retries_hist, [LTX_STATS_HIST], TM, OWN,                            \
-	  "failed tries per commit (stats on)")                               \
-	X(reads_hist, [LTX_STATS_HIST], TM, OWN,                              \
-	  "LT loads per commit (stats on)")                                   \
-	X(writes_hist, [LTX_STATS_HIST], TM, OWN,                             \
-	  "lines written per commit (stats on)")                              \
-	X(backoff_cycles, , TM, OWN, "cycle-counter ticks spent backing off") \
-	X(irrevocable, , TM, OWN, "transactions made irrevocable")            \
-	X(serial, , TM, OWN, "... of them by LTX_SERIAL_AFTER")               \
-	X(bus_t_read, , TM, OWN, "bus T_READ requests (LT of a new line)")    \
-	X(bus_t_rfo, , TM, OWN, "bus T_RFO requests (LTX/ST of a new line)")  \
-	X(bus_busy, , TM, OWN, "bus BUSY answers")                            \
-	X(bus_writeback, , TM, OWN, "lines written back at commit")           \
-	X(aborts_by, [LTX_ABORT_ROWS], LTX, OWN,                              \
+#define LTX_STATS_FIELDS(X)                                                    \
+	X(threads, , TM, OWN, "threads that used ltx")                         \
+	X(commits, , SUM, OWN, "committed transactions")                       \
+	X(commits_ro, , TM, OWN, "commits that wrote no line")                 \
+	X(commits_rw, , TM, OWN, "commits that wrote a line")                  \
+	X(aborts, , TM, OWN, "aborted transactions (each try counts)")         \
+	X(abort_cause, [LTX_STATS_CAUSES], TM, JSON,                           \
+	  "aborts by TM_ABORT_* bit (an abort may have several)")              \
+	X(conflicts_read, , TM, JSON, "LT found the line held (stats on)")     \
+	X(conflicts_write, , TM, JSON,                                         \
+	  "LTX/ST found the line held (stats on)")                             \
+	X(conflicts_upgrade, , TM, JSON,                                       \
+	  "LTX/ST found a line it had read held (stats on)")                   \
+	X(retries_hist, [LTX_STATS_HIST], TM, OWN,                             \
+	  "failed tries per commit (stats on)")                                \
+	X(reads_hist, [LTX_STATS_HIST], TM, OWN,                               \
+	  "LT loads per commit (stats on)")                                    \
+	X(writes_hist, [LTX_STATS_HIST], TM, OWN,                              \
+	  "lines written per commit (stats on)")                               \
+	X(backoff_cycles, , TM, OWN, "cycle-counter ticks spent backing off")  \
+	X(irrevocable, , TM, OWN, "transactions made irrevocable")             \
+	X(serial, , TM, OWN, "... of them by LTX_SERIAL_AFTER")                \
+	X(bus_t_read, , TM, OWN, "bus T_READ requests (LT of a new line)")     \
+	X(bus_t_rfo, , TM, OWN, "bus T_RFO requests (LTX/ST of a new line)")   \
+	X(bus_busy, , TM, OWN, "bus BUSY answers")                             \
+	X(bus_writeback, , TM, OWN, "lines written back at commit")            \
+	X(aborts_by, [LTX_ABORT_ROWS], LTX, OWN,                               \
 	  "aborts by reason, each in one row (LTX_ABORT_ROWS_LIST; stats on)") \
-	X(sites_dropped, , LTX, OWN, "aborts at sites not kept")              \
-	X(conflict_class, [LTX_CONFLICT_CLASSES], LTX, OWN,                   \
+	X(sites_dropped, , LTX, OWN, "aborts at sites not kept")               \
+	X(conflict_class, [LTX_CONFLICT_CLASSES], LTX, OWN,                    \
 	  "aborts of the conflict rows by class (LTX_CONFLICT_CLASSES_LIST; "  \
-	  "stats on)")                                                        \
-	X(lines_dropped, , LTX, OWN,                                          \
-	  "... of them on lines the line tables did not keep")                \
-	X(mem_pending_bytes, , LTX, NONE,                                     \
-	  "bytes freed by tm_free, not yet released")                         \
-	X(mem_pending_blocks, , LTX, NONE, "the blocks of mem_pending_bytes") \
-	X(mem_freed_blocks, , LTX, NONE, "blocks released to the allocator")  \
-	X(mem_alloc_blocks, , LTX, NONE,                                      \
+	  "stats on)")                                                         \
+	X(lines_dropped, , LTX, OWN,                                           \
+	  "... of them on lines the line tables did not keep")                 \
+	X(mem_pending_bytes, , LTX, NONE,                                      \
+	  "bytes freed by tm_free, not yet released")                          \
+	X(mem_pending_blocks, , LTX, NONE, "the blocks of mem_pending_bytes")  \
+	X(mem_freed_blocks, , LTX, NONE, "blocks released to the allocator")   \
+	X(mem_alloc_blocks, , LTX, NONE,                                       \
 	  "blocks returned by tm_malloc and friends")
 
 /* SUM fields, from the stored ones of c (a struct ltx_stats pointer). */
@@ -149,22 +148,22 @@ _Static_assert(LTX_ABORT_ROWS == LTX_ABORT_N_, "LTX_ABORT_ROWS");
 
 /* Pick fields by their abi column: STORED (in struct ltx_stats), PUBLIC (in
  * struct tm_stats); and by their show column: JSON, LINE. */
-#define LTX_STATS_STORED_TM(x) x
+#define LTX_STATS_STORED_TM(x)	x
 #define LTX_STATS_STORED_LTX(x) x
 #define LTX_STATS_STORED_SUM(x)
 #define LTX_STATS_PUBLIC_TM(x) x
 #define LTX_STATS_PUBLIC_LTX(x)
 #define LTX_STATS_PUBLIC_SUM(x) x
-#define LTX_STATS_JSON_OWN(x) x
-#define LTX_STATS_JSON_LINE(x) x
-#define LTX_STATS_JSON_JSON(x) x
+#define LTX_STATS_JSON_OWN(x)	x
+#define LTX_STATS_JSON_LINE(x)	x
+#define LTX_STATS_JSON_JSON(x)	x
 #define LTX_STATS_JSON_NONE(x)
 #define LTX_STATS_LINE_OWN(x)
 #define LTX_STATS_LINE_LINE(x) x
 #define LTX_STATS_LINE_JSON(x)
 #define LTX_STATS_LINE_NONE(x)
 
-#define LTX_STATS_MEMBER_(name, dim, abi, show, what)                         \
+#define LTX_STATS_MEMBER_(name, dim, abi, show, what)                          \
 	LTX_STATS_STORED_##abi(uint64_t name dim;)
 
 /* A thread's counters, or the process totals: 64-bit words only. */
@@ -172,9 +171,9 @@ struct ltx_stats {
 	LTX_STATS_FIELDS(LTX_STATS_MEMBER_)
 };
 
-#define LTX_STATS_STR_(x) #x
+#define LTX_STATS_STR_(x)  #x
 #define LTX_STATS_XSTR_(x) LTX_STATS_STR_(x)
-#define LTX_STATS_NAME_(name, dim, abi, show, what)                           \
+#define LTX_STATS_NAME_(name, dim, abi, show, what)                            \
 	LTX_STATS_STORED_##abi(#name LTX_STATS_XSTR_(dim) ",")
 
 /* The stored fields' names and dimensions, in order:
@@ -218,9 +217,9 @@ struct ltx_stats_site {
 #define LTX_STATS_PARTS 4
 
 struct ltx_stats_line {
-	uintptr_t line;				/* its address (0: free) */
-	uint64_t count[LTX_CONFLICT_CLASSES];	/* conflict aborts by class */
-	uint64_t part[LTX_STATS_PARTS];		/* byte masks, 0: unused */
+	uintptr_t line;			      /* its address (0: free) */
+	uint64_t count[LTX_CONFLICT_CLASSES]; /* conflict aborts by class */
+	uint64_t part[LTX_STATS_PARTS];	      /* byte masks, 0: unused */
 	uintptr_t other; /* ALIAS: a line that shares its record, or 0 */
 	uint64_t bits;	 /* ALIAS: the LTX_OREC_BITS that separates the
 			  * lines that aliased with it (the largest seen);
@@ -259,8 +258,7 @@ static inline void ltx_stats_line_part(struct ltx_stats_line *l, uint64_t m)
 				free_at = i;
 		}
 	}
-	l->part[free_at < LTX_STATS_PARTS ? free_at : LTX_STATS_PARTS - 1] |=
-		m;
+	l->part[free_at < LTX_STATS_PARTS ? free_at : LTX_STATS_PARTS - 1] |= m;
 }
 
 /* What a collection of the threads' tables returns (tx/stats.h): up to

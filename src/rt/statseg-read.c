@@ -29,8 +29,7 @@ static bool inside(uint64_t off, uint64_t n, uint64_t size, uint64_t len)
 	       off % 8 == 0;
 }
 
-int ltx_statseg_parse(const void *buf, size_t len,
-		      struct ltx_statseg_view *v)
+int ltx_statseg_parse(const void *buf, size_t len, struct ltx_statseg_view *v)
 {
 	const struct ltx_statseg_header *h = buf;
 	const char *base = buf;
@@ -212,8 +211,7 @@ bool ltx_statseg_maps_line(const char *line, long pid,
 		n -= 10;
 	}
 	if (n <= dlen || n - dlen >= sizeof(name) ||
-	    memcmp(path, dir, dlen) != 0 || major > 0xfff ||
-	    minor > 0xfffff)
+	    memcmp(path, dir, dlen) != 0 || major > 0xfff || minor > 0xfffff)
 		return false;
 	memcpy(name, path + dlen, n - dlen);
 	name[n - dlen] = '\0';
@@ -306,7 +304,7 @@ const char *ltx_statseg_strerror(int err)
 
 static const char *const cause_names[LTX_STATS_CAUSES] = {
 	"explicit", "retry",  "conflict", "capacity", "debug",
-	"nested",   "signal", "fault",    "validate", "nomem",
+	"nested",   "signal", "fault",	  "validate", "nomem",
 };
 
 const char *ltx_statseg_cause_name(unsigned bit, char *buf, size_t len)
@@ -319,14 +317,13 @@ const char *ltx_statseg_cause_name(unsigned bit, char *buf, size_t len)
 
 const char *ltx_statseg_kind_name(unsigned kind)
 {
-	static const char *const names[] = { "other",	 "read",
-					     "write",	 "upgrade",
-					     "validate", "commit" };
+	static const char *const names[] = { "other",	"read",	    "write",
+					     "upgrade", "validate", "commit" };
 
 	return kind < 6 ? names[kind] : "?";
 }
 
-#define ROW_KEY(id, key, label) #key,
+#define ROW_KEY(id, key, label)	  #key,
 #define ROW_LABEL(id, key, label) label,
 static const char *const row_keys[] = { LTX_ABORT_ROWS_LIST(ROW_KEY) };
 static const char *const row_labels[] = { LTX_ABORT_ROWS_LIST(ROW_LABEL) };
@@ -344,8 +341,8 @@ uint64_t ltx_statseg_unclassified(const struct ltx_stats *c)
 static const char *kind_phrase(unsigned kind)
 {
 	static const char *const names[] = {
-		"tm_abort or other", "conflict on LT", "conflict on LTX/ST",
-		"upgrade LT->ST",  "failed VALIDATE", "failed COMMIT",
+		"tm_abort or other", "conflict on LT",	"conflict on LTX/ST",
+		"upgrade LT->ST",    "failed VALIDATE", "failed COMMIT",
 	};
 
 	return kind < 6 ? names[kind] : "?";
@@ -380,9 +377,9 @@ static double elapsed_s(const struct ltx_statseg_view *v)
 
 static double backoff_s(const struct ltx_statseg_view *v)
 {
-	return v->h->tsc_hz ? (double)v->c->backoff_cycles /
-				      (double)v->h->tsc_hz
-			    : 0.0;
+	return v->h->tsc_hz
+		       ? (double)v->c->backoff_cycles / (double)v->h->tsc_hz
+		       : 0.0;
 }
 
 static void rate(double per_s, char *buf, size_t len)
@@ -400,8 +397,8 @@ static void line(FILE *out, uint64_t n, int indent, const char *what,
 {
 	char b[32];
 
-	fprintf(out, "  %15s  %*s%-*s %s\n", count(n, b, sizeof(b)),
-		indent, "", 26 - indent, what, note);
+	fprintf(out, "  %15s  %*s%-*s %s\n", count(n, b, sizeof(b)), indent, "",
+		26 - indent, what, note);
 }
 
 static void line_pct(FILE *out, uint64_t n, int indent, const char *what,
@@ -477,7 +474,7 @@ static const char *frame_name(const struct ltx_statseg_view *v,
 
 /* ---- conflict lines (issue 19) ---- */
 
-#define CLASS_KEY(id, key, label) #key,
+#define CLASS_KEY(id, key, label)   #key,
 #define CLASS_LABEL(id, key, label) label,
 static const char *const class_keys[] = { LTX_CONFLICT_CLASSES_LIST(
 	CLASS_KEY) };
@@ -546,8 +543,8 @@ static const char *byte_ranges(uint64_t m, char *buf, size_t len)
 		while (e + 1 < 64 && (m >> (e + 1) & 1))
 			e++;
 		w = e == b ? snprintf(buf + k, len - k, "%s%u", k ? "," : "", b)
-			   : snprintf(buf + k, len - k, "%s%u-%u",
-				      k ? "," : "", b, e);
+			   : snprintf(buf + k, len - k, "%s%u-%u", k ? "," : "",
+				      b, e);
 		k += w > 0 ? (size_t)w : 0;
 		b = e;
 	}
@@ -584,8 +581,7 @@ static const char *part_name(const struct ltx_statseg_view *v,
 			     unsigned which, ltx_statseg_resolve_fn resolve,
 			     void *ctx, char *buf, size_t len)
 {
-	return datum_name(v, l->obj,
-			  l->off + (unsigned)__builtin_ctzll(part),
+	return datum_name(v, l->obj, l->off + (unsigned)__builtin_ctzll(part),
 			  l->sym[which], resolve, ctx, buf, len);
 }
 
@@ -611,13 +607,15 @@ static void line_advice(const struct ltx_statseg_view *v,
 
 	switch (line_class(l)) {
 	case LTX_CONFLICT_TRUE:
-		snprintf(buf, len, "the transactions use the same bytes: share "
+		snprintf(buf, len,
+			 "the transactions use the same bytes: share "
 			 "less (a copy per thread, combined later) or keep "
 			 "the transactions short");
 		break;
 	case LTX_CONFLICT_FALSE:
 		if (n < 2 || l->obj < 0) {
-			snprintf(buf, len, "pad or align the data so that what "
+			snprintf(buf, len,
+				 "pad or align the data so that what "
 				 "different transactions use lies on "
 				 "different lines (_Alignas(64), "
 				 "tm_aligned_alloc(64, ...))");
@@ -625,7 +623,8 @@ static void line_advice(const struct ltx_statseg_view *v,
 		}
 		part_name(v, l, part[1], which[1], resolve, ctx, name,
 			  sizeof(name));
-		snprintf(buf, len, "pad or align the data so that %s starts a "
+		snprintf(buf, len,
+			 "pad or align the data so that %s starts a "
 			 "line of its own (_Alignas(64))%s",
 			 bare(name, b, sizeof(b)),
 			 n > 2 ? ", and each part after it" : "");
@@ -635,13 +634,15 @@ static void line_advice(const struct ltx_statseg_view *v,
 			snprintf(buf, len, "raise LTX_OREC_BITS to %u (now %u)",
 				 l->bits, v->h->orec_bits);
 		else
-			snprintf(buf, len, "the lines share an ownership "
+			snprintf(buf, len,
+				 "the lines share an ownership "
 				 "record at every LTX_OREC_BITS up to %u: "
-				 "move one of them", LTX_STATS_NEVER > 28 ?
-				 28 : LTX_STATS_NEVER);
+				 "move one of them",
+				 LTX_STATS_NEVER > 28 ? 28 : LTX_STATS_NEVER);
 		break;
 	default:
-		snprintf(buf, len, "none: the other side's bytes were not "
+		snprintf(buf, len,
+			 "none: the other side's bytes were not "
 			 "known");
 		break;
 	}
@@ -663,8 +664,8 @@ static void wrapped(FILE *out, const char *lead, const char *text)
 			for (cut = width; cut > 0 && text[cut] != ' '; cut--)
 				;
 			if (cut == 0)
-				for (cut = width; text[cut] != '\0' &&
-						  text[cut] != ' ';
+				for (cut = width;
+				     text[cut] != '\0' && text[cut] != ' ';
 				     cut++)
 					;
 		}
@@ -720,8 +721,8 @@ static bool print_lines(FILE *out, const struct ltx_statseg_view *v,
 		for (unsigned p = 0; p < n; p++)
 			fprintf(out, "  %15s  bytes %-12s %s\n", "",
 				byte_ranges(part[p], b, sizeof(b)),
-				part_name(v, l, part[p], which[p], resolve,
-					  ctx, name, sizeof(name)));
+				part_name(v, l, part[p], which[p], resolve, ctx,
+					  name, sizeof(name)));
 		if (l->other != 0) {
 			snprintf(text, sizeof(text), "0x%" PRIx64 " %s",
 				 l->other,
@@ -751,8 +752,8 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 	double secs = elapsed_s(v);
 	char note[64], b[32];
 
-	fprintf(out, "\n Transaction statistics for '%s' (pid %" PRId64
-		")%s:\n\n",
+	fprintf(out,
+		"\n Transaction statistics for '%s' (pid %" PRId64 ")%s:\n\n",
 		v->h->command, v->h->pid,
 		v->h->flags & LTX_STATSEG_FINAL ? "" : " (running)");
 	rate(secs > 0 ? (double)commits / secs : 0.0, b, sizeof(b));
@@ -783,23 +784,26 @@ void ltx_statseg_print(FILE *out, const struct ltx_statseg_view *v,
 		line(out, c->bus_busy, 0, "bus BUSY", "");
 		bus_line(out, counted, c->bus_writeback, "bus write-backs");
 		if (!counted)
-			fprintf(out, "  %15s  not counted: the invisible mode "
-				     "counts these only while\n"
-				     "  %15s  LTX_CAPACITY is set (see "
-				     "tm_bus_stats(3))\n", "", "");
+			fprintf(out,
+				"  %15s  not counted: the invisible mode "
+				"counts these only while\n"
+				"  %15s  LTX_CAPACITY is set (see "
+				"tm_bus_stats(3))\n",
+				"", "");
 	}
 	/* The list's plain counters (show LINE), when not zero. */
-#define TEXT_LINE(name, dim, abi, show, what)                                 \
-	LTX_STATS_LINE_##show(                                                \
-		if (c->name != 0) line(out, c->name, 0, what, "");)
+#define TEXT_LINE(name, dim, abi, show, what)                                  \
+	LTX_STATS_LINE_##show(if (c->name != 0)                                \
+				      line(out, c->name, 0, what, "");)
 	LTX_STATS_FIELDS(TEXT_LINE)
 #undef TEXT_LINE
-	fprintf(out, "  %15.6f  %-26s # %5.1f %% of %" PRIu64
+	fprintf(out,
+		"  %15.6f  %-26s # %5.1f %% of %" PRIu64
 		" thread(s) x elapsed\n",
 		backoff_s(v), "s backoff",
-		secs > 0 && c->threads ? 100.0 * backoff_s(v) /
-						 (secs * (double)c->threads)
-				       : 0.0,
+		secs > 0 && c->threads
+			? 100.0 * backoff_s(v) / (secs * (double)c->threads)
+			: 0.0,
 		c->threads);
 	fprintf(out, "  %15.6f  %-26s\n", secs, "s elapsed");
 	if (unclassified != 0)
@@ -836,14 +840,13 @@ static void print_sites(FILE *out, const struct ltx_statseg_view *v,
 		for (uint32_t k = 1; k < s->nframes; k++)
 			fprintf(out, "  %15s  %7s  %-19s   from %s\n", "", "",
 				"",
-				frame_name(v, &s->frames[k], resolve, ctx,
-					   name, sizeof(name)));
+				frame_name(v, &s->frames[k], resolve, ctx, name,
+					   sizeof(name)));
 	}
 	if (c->sites_dropped)
 		fprintf(out, "  %15s  aborts at sites not kept\n",
 			count(c->sites_dropped, b, sizeof(b)));
 }
-
 
 /* A JSON string: quotes, backslashes and control characters escaped. */
 static void json_str(FILE *out, const char *s)
@@ -873,15 +876,15 @@ static void json_words(FILE *out, const char *key, const uint64_t *a,
 }
 
 /* Every field of the list that --json shows, under its own name. */
-#define JSON_TM(c, name) JSON_STORED(c, name)
+#define JSON_TM(c, name)  JSON_STORED(c, name)
 #define JSON_LTX(c, name) JSON_STORED(c, name)
-#define JSON_STORED(c, name)                                                  \
-	json_words(out, #name, (const uint64_t *)&(c)->name,                  \
+#define JSON_STORED(c, name)                                                   \
+	json_words(out, #name, (const uint64_t *)&(c)->name,                   \
 		   sizeof((c)->name), sizeof((c)->name) != sizeof(uint64_t));
-#define JSON_SUM(c, name)                                                     \
-	json_words(out, #name, (const uint64_t[]){ LTX_STATS_SUM_##name(c) }, \
+#define JSON_SUM(c, name)                                                      \
+	json_words(out, #name, (const uint64_t[]){ LTX_STATS_SUM_##name(c) },  \
 		   sizeof(uint64_t), false);
-#define JSON_FIELD(name, dim, abi, show, what)                                \
+#define JSON_FIELD(name, dim, abi, show, what)                                 \
 	LTX_STATS_JSON_##show(JSON_##abi(c, name))
 
 /* ,"conflict_classes":{...},"lines":[...]: the conflict lines. */
@@ -900,8 +903,9 @@ static void json_lines(FILE *out, const struct ltx_statseg_view *v,
 		uint64_t part[LTX_STATS_PARTS];
 		unsigned which[LTX_STATS_PARTS], n = line_parts(l, part, which);
 
-		fprintf(out, "%s{\"addr\":\"0x%" PRIx64 "\",\"what\":",
-			i ? "," : "", l->addr);
+		fprintf(out,
+			"%s{\"addr\":\"0x%" PRIx64 "\",\"what\":", i ? "," : "",
+			l->addr);
 		json_str(out, datum_name(v, l->obj, l->off, NULL, resolve, ctx,
 					 name, sizeof(name)));
 		fprintf(out, ",\"object\":");
@@ -918,9 +922,9 @@ static void json_lines(FILE *out, const struct ltx_statseg_view *v,
 				"\",\"what\":",
 				p ? "," : "",
 				byte_ranges(part[p], b, sizeof(b)), part[p]);
-			json_str(out, part_name(v, l, part[p], which[p],
-						resolve, ctx, name,
-						sizeof(name)));
+			json_str(out,
+				 part_name(v, l, part[p], which[p], resolve,
+					   ctx, name, sizeof(name)));
 			fputc('}', out);
 		}
 		fputc(']', out);
@@ -929,9 +933,9 @@ static void json_lines(FILE *out, const struct ltx_statseg_view *v,
 				",\"shares_record_with\":{\"addr\":\"0x%" PRIx64
 				"\",\"what\":",
 				l->other);
-			json_str(out, datum_name(v, l->other_obj, l->other_off,
-						 NULL, resolve, ctx, name,
-						 sizeof(name)));
+			json_str(out,
+				 datum_name(v, l->other_obj, l->other_off, NULL,
+					    resolve, ctx, name, sizeof(name)));
 			fputc('}', out);
 		}
 		if (l->bits != 0)
@@ -956,7 +960,8 @@ void ltx_statseg_print_json(FILE *out, const struct ltx_statseg_view *v,
 	fprintf(out, "{\"version\":%u,\"pid\":%" PRId64 ",\"command\":",
 		v->h->version, v->h->pid);
 	json_str(out, v->h->command);
-	fprintf(out, ",\"final\":%s,\"mode\":\"%s\",\"bus_counted\":%s,"
+	fprintf(out,
+		",\"final\":%s,\"mode\":\"%s\",\"bus_counted\":%s,"
 		"\"elapsed_s\":%.6f,\"backoff_s\":%.6f,\"orec_bits\":%u",
 		v->h->flags & LTX_STATSEG_FINAL ? "true" : "false",
 		v->h->mode == 1 ? "visible" : "invisible",
@@ -981,7 +986,8 @@ void ltx_statseg_print_json(FILE *out, const struct ltx_statseg_view *v,
 	for (uint32_t i = 0; i < v->nsites; i++) {
 		const struct ltx_statseg_site *s = &v->sites[i];
 
-		fprintf(out, "%s{\"count\":%" PRIu64 ",\"kind\":\"%s\","
+		fprintf(out,
+			"%s{\"count\":%" PRIu64 ",\"kind\":\"%s\","
 			"\"causes\":%u,\"frames\":[",
 			i ? "," : "", s->count, ltx_statseg_kind_name(s->kind),
 			s->cause);

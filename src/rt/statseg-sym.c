@@ -37,8 +37,8 @@
  * with privileges its caller lacks runs no addr2line at all.
  */
 
-#define ADDRS_MAX                                                             \
-	(LTX_STATSEG_SITES * LTX_STATSEG_FRAMES +                             \
+#define ADDRS_MAX                                                              \
+	(LTX_STATSEG_SITES * LTX_STATSEG_FRAMES +                              \
 	 LTX_STATSEG_LINES * (LTX_STATS_PARTS + 2))
 #define TABLE_MAX (64u << 20) /* a symbol or string table larger is skipped */
 
@@ -81,9 +81,8 @@ static bool section(int fd, const Elf64_Ehdr *eh, unsigned i, Elf64_Shdr *sh)
 }
 
 /* The symbol of type want (STT_FUNC, STT_OBJECT) holding each address. */
-static void elf_symbols(int fd, uint64_t size, const uint64_t *off,
-			unsigned n, char (*name)[128], uint64_t *into,
-			unsigned want_type)
+static void elf_symbols(int fd, uint64_t size, const uint64_t *off, unsigned n,
+			char (*name)[128], uint64_t *into, unsigned want_type)
 {
 	Elf64_Ehdr eh;
 	Elf64_Shdr sym, str;
@@ -341,8 +340,7 @@ static void name_addresses(struct ltx_statseg_sym *sym,
 	if (data) {
 		ltx_statseg_elf_objects(fd, size, off, n, nm->func, nm->into);
 	} else {
-		ltx_statseg_elf_functions(fd, size, off, n, nm->func,
-					  nm->into);
+		ltx_statseg_elf_functions(fd, size, off, n, nm->func, nm->into);
 		if (spawn)
 			addr2line(fd, off, n, nm);
 	}

@@ -54,8 +54,8 @@ static char seg_name[64];
 static bool started; /* this process tried to create its segment */
 static bool stopped;
 static bool keep_at_exit;
-static bool hooked;  /* at_exit and at_fork_child are registered */
-static bool forked;  /* a child of a process that had statistics on */
+static bool hooked; /* at_exit and at_fork_child are registered */
+static bool forked; /* a child of a process that had statistics on */
 static uint64_t start_cycles, start_mono_ns;
 static pthread_cond_t stop_cond = PTHREAD_COND_INITIALIZER;
 static ltx_statseg_source source; /* the collector tx handed in */
@@ -142,9 +142,9 @@ static void fill_line(struct ltx_statseg_line *d,
 		uint64_t off;
 
 		if (l->part[p] != 0)
-			(void)object_of(l->line + (unsigned)__builtin_ctzll(
-							  l->part[p]),
-					&off, d->sym[p], sizeof(d->sym[p]));
+			(void)object_of(
+				l->line + (unsigned)__builtin_ctzll(l->part[p]),
+				&off, d->sym[p], sizeof(d->sym[p]));
 	}
 }
 
@@ -154,8 +154,10 @@ static void refresh(uint32_t flags)
 	static struct ltx_stats_site sites[LTX_STATSEG_SITES];
 	static struct ltx_stats_line lines[LTX_STATSEG_LINES];
 	struct ltx_stats_tables t = {
-		.sites = sites, .max_sites = LTX_STATSEG_SITES,
-		.lines = lines, .max_lines = LTX_STATSEG_LINES,
+		.sites = sites,
+		.max_sites = LTX_STATSEG_SITES,
+		.lines = lines,
+		.max_lines = LTX_STATSEG_LINES,
 	};
 	struct ltx_stats c;
 	uint64_t threads, cyc, mono;
@@ -179,8 +181,7 @@ static void refresh(uint32_t flags)
 		fill_frame(&d->frames[0], sites[i].pc);
 		d->nframes = 1;
 		for (unsigned k = 0; k < sites[i].nstack; k++)
-			fill_frame(&d->frames[d->nframes++],
-				   sites[i].stack[k]);
+			fill_frame(&d->frames[d->nframes++], sites[i].stack[k]);
 	}
 	seg->h.nsites = n;
 	for (unsigned i = 0; i < t.nlines; i++)
@@ -289,7 +290,8 @@ static void print_summary(void)
 	if (path[0] != '\0') {
 		out = open_summary_file(path);
 		if (out == NULL) {
-			fprintf(stderr, "ltx: LTX_STATS_FILE: cannot open %s: "
+			fprintf(stderr,
+				"ltx: LTX_STATS_FILE: cannot open %s: "
 				"%s%s; summary on stderr\n",
 				path, strerror(errno),
 				errno == ELOOP ? " (a symbolic link is not "
@@ -309,7 +311,8 @@ static void print_summary(void)
 				ltx_statseg_sym_free(sym);
 				return;
 			}
-			fprintf(stderr, "ltx: LTX_STATS_FILE: cannot write %s: "
+			fprintf(stderr,
+				"ltx: LTX_STATS_FILE: cannot write %s: "
 				"%s; summary on stderr\n",
 				path, strerror(err));
 		}
@@ -472,7 +475,8 @@ static bool start_locked(bool thread)
 		if (fd < 0 && errno == EEXIST && keep_at_exit) {
 			/* Not ours: ltxstat will not find the figures; the
 			 * summary is printed here at exit instead. */
-			fprintf(stderr, "ltx: LTX_STATS: " LTX_STATSEG_DIR
+			fprintf(stderr,
+				"ltx: LTX_STATS: " LTX_STATSEG_DIR
 				"%s exists already (not made by this "
 				"process): using another name\n",
 				seg_name);
@@ -482,15 +486,19 @@ static bool start_locked(bool thread)
 			break;
 	}
 	if (fd < 0) {
-		fprintf(stderr, "ltx: LTX_STATS: cannot create " LTX_STATSEG_DIR
-			"%s: %s\n", seg_name, strerror(errno));
+		fprintf(stderr,
+			"ltx: LTX_STATS: cannot create " LTX_STATSEG_DIR
+			"%s: %s\n",
+			seg_name, strerror(errno));
 		return false;
 	}
 	if (ftruncate(fd, sizeof(*seg)) != 0 ||
 	    (p = mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE, MAP_SHARED,
 		      fd, 0)) == MAP_FAILED) {
-		fprintf(stderr, "ltx: LTX_STATS: cannot map " LTX_STATSEG_DIR
-			"%s: %s\n", seg_name, strerror(errno));
+		fprintf(stderr,
+			"ltx: LTX_STATS: cannot map " LTX_STATSEG_DIR
+			"%s: %s\n",
+			seg_name, strerror(errno));
 		close(fd);
 		shm_unlink(seg_name);
 		return false;
@@ -524,7 +532,7 @@ static bool start_locked(bool thread)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&tid, &attr, refresh_thread, NULL) != 0)
 		fprintf(stderr, "ltx: LTX_STATS: no refresh thread; the "
-			"segment is written at exit only\n");
+				"segment is written at exit only\n");
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return true;

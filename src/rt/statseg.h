@@ -35,13 +35,13 @@
  * and unchanged around it).  A reader must still check the copy, as
  * ltx_statseg_parse does: the writer may be another version, or buggy.
  */
-#define LTX_STATSEG_MAGIC 0x5354415453585400ull /* "\0TXSTATS" read LE */
+#define LTX_STATSEG_MAGIC   0x5354415453585400ull /* "\0TXSTATS" read LE */
 #define LTX_STATSEG_VERSION 3
 
-#define LTX_STATSEG_SITES 32
-#define LTX_STATSEG_FRAMES 9 /* the site, then up to 8 callers */
-#define LTX_STATSEG_OBJS 16
-#define LTX_STATSEG_LINES 32
+#define LTX_STATSEG_SITES      32
+#define LTX_STATSEG_FRAMES     9 /* the site, then up to 8 callers */
+#define LTX_STATSEG_OBJS       16
+#define LTX_STATSEG_LINES      32
 #define LTX_STATSEG_FIELDS_LEN 1024
 
 /* header.flags */
@@ -74,13 +74,13 @@ struct ltx_statseg_header {
 	uint32_t obj_size;	/* sizeof(struct ltx_statseg_obj) */
 	uint32_t nobjs_max;
 	uint32_t nobjs;
-	uint32_t mode;		/* LTX_MODE at the last refresh (rt/config.h) */
-	uint32_t orec_bits;	/* LTX_OREC_BITS (the table's size) */
-	uint32_t lines_off;	/* offset of the line table */
-	uint32_t line_size;	/* sizeof(struct ltx_statseg_line) */
+	uint32_t mode;	    /* LTX_MODE at the last refresh (rt/config.h) */
+	uint32_t orec_bits; /* LTX_OREC_BITS (the table's size) */
+	uint32_t lines_off; /* offset of the line table */
+	uint32_t line_size; /* sizeof(struct ltx_statseg_line) */
 	uint32_t nlines_max;
 	uint32_t nlines;
-	char command[256];	/* the command line, NUL-terminated */
+	char command[256]; /* the command line, NUL-terminated */
 	char fields[LTX_STATSEG_FIELDS_LEN]; /* LTX_STATS_NAMES, NUL-ended */
 };
 
@@ -89,11 +89,11 @@ _Static_assert(sizeof(LTX_STATS_NAMES) <= LTX_STATSEG_FIELDS_LEN,
 
 /* One frame: an address, where it is, and its symbol if the process knew. */
 struct ltx_statseg_frame {
-	uint64_t pc;	/* return address in the process */
-	uint64_t off;	/* pc - object base (or pc, for ET_EXEC objects) */
-	int32_t obj;	/* index in the object table, or -1 */
+	uint64_t pc;  /* return address in the process */
+	uint64_t off; /* pc - object base (or pc, for ET_EXEC objects) */
+	int32_t obj;  /* index in the object table, or -1 */
 	uint32_t pad;
-	char func[80];	/* "name+0xoff" from dladdr, or "" */
+	char func[80]; /* "name+0xoff" from dladdr, or "" */
 };
 
 /* An abort site: where the failing tm_* call was made, and its callers. */
@@ -110,7 +110,7 @@ struct ltx_statseg_obj {
 	uint64_t base;	  /* load address */
 	uint32_t is_exec; /* ET_EXEC: addresses are absolute */
 	uint32_t pad;
-	char path[240];	  /* file name, NUL-terminated */
+	char path[240]; /* file name, NUL-terminated */
 };
 
 /*
@@ -119,9 +119,9 @@ struct ltx_statseg_obj {
  * i of the line); each part's name is that of its first byte.
  */
 struct ltx_statseg_line {
-	uint64_t addr;				/* the line's first byte */
-	uint64_t count[LTX_CONFLICT_CLASSES];	/* conflict aborts by class */
-	uint64_t part[LTX_STATS_PARTS];		/* byte masks; 0: unused */
+	uint64_t addr;			      /* the line's first byte */
+	uint64_t count[LTX_CONFLICT_CLASSES]; /* conflict aborts by class */
+	uint64_t part[LTX_STATS_PARTS];	      /* byte masks; 0: unused */
 	uint64_t off;	    /* addr - its object's base (addr: ET_EXEC) */
 	uint64_t other;	    /* ALIAS: a line sharing its record, or 0 */
 	uint64_t other_off; /* its offset in its object */
@@ -170,8 +170,8 @@ enum ltx_statseg_error {
  * following links and non-blocking, and reads at most LTX_STATSEG_SIZE_MAX
  * bytes, so a FIFO, a device or a huge sparse file costs it nothing.
  */
-#define LTX_STATSEG_DIR "/dev/shm"
-#define LTX_STATSEG_SIZE_MAX (1u << 20) /* this version's is ~54 KiB */
+#define LTX_STATSEG_DIR	      "/dev/shm"
+#define LTX_STATSEG_SIZE_MAX  (1u << 20) /* this version's is ~54 KiB */
 #define LTX_STATSEG_TOKEN_LEN 16
 
 _Static_assert(sizeof(struct ltx_statseg) <= LTX_STATSEG_SIZE_MAX,
@@ -186,10 +186,10 @@ long ltx_statseg_name_pid(const char *name);
 
 /* A statistics segment mapped by a process (a line of /proc/PID/maps). */
 struct ltx_statseg_mapping {
-	char path[128];		 /* LTX_STATSEG_DIR "/ltx.<pid>..." */
-	uint64_t ino;		 /* its inode... */
-	unsigned major, minor;	 /* ...on this device */
-	bool deleted;		 /* removed from the directory since */
+	char path[128];	       /* LTX_STATSEG_DIR "/ltx.<pid>..." */
+	uint64_t ino;	       /* its inode... */
+	unsigned major, minor; /* ...on this device */
+	bool deleted;	       /* removed from the directory since */
 };
 
 /*
@@ -202,10 +202,10 @@ bool ltx_statseg_maps_line(const char *line, long pid,
 /* What a reader knows a segment's file must be, beyond a segment. */
 struct ltx_statseg_expect {
 	bool check_owner;
-	uid_t uid;		/* owned by this user (the process's) */
+	uid_t uid; /* owned by this user (the process's) */
 	bool check_inode;
-	unsigned major, minor;	/* this device... */
-	uint64_t ino;		/* ...and inode (the one the process maps) */
+	unsigned major, minor; /* this device... */
+	uint64_t ino;	       /* ...and inode (the one the process maps) */
 };
 
 /*

@@ -62,8 +62,7 @@ static inline void ltx_access_load_bytes(void *dst, const void *src, size_t n,
 	}
 }
 
-static inline void ltx_access_store_bytes(void *dst, const void *src,
-					  size_t n)
+static inline void ltx_access_store_bytes(void *dst, const void *src, size_t n)
 {
 	uintptr_t p = (uintptr_t)dst;
 	const char *s = src;

@@ -20,11 +20,11 @@
  * status != LTX_IDLE; its TSTATUS flag is status == LTX_ACTIVE.
  */
 enum ltx_status {
-	LTX_IDLE = 0,	   /* no transaction: the next operation begins one */
-	LTX_ACTIVE = 1,	   /* live: may still commit */
-	LTX_DOOMED = 2,	   /* failed: loads return 0, stores do nothing */
-	LTX_IDLE_SLOW = 3, /* as LTX_IDLE, but begin by the slow path (the
-			    * boot descriptor, modes without a fast path) */
+	LTX_IDLE = 0,	    /* no transaction: the next operation begins one */
+	LTX_ACTIVE = 1,	    /* live: may still commit */
+	LTX_DOOMED = 2,	    /* failed: loads return 0, stores do nothing */
+	LTX_IDLE_SLOW = 3,  /* as LTX_IDLE, but begin by the slow path (the
+			     * boot descriptor, modes without a fast path) */
 	LTX_COMMITTING = 4, /* past the commit point, writing back: signals
 			     * and the fault sandbox leave it alone */
 };
@@ -33,11 +33,11 @@ enum ltx_status {
  * Slow bits (struct ltx_tx.slow): each says why a commit cannot take the
  * fast path (tx/fast.h); COMMIT's first test is slow == 0.
  */
-#define LTX_SLOW_ACTIONS 1u /* actions are registered (tx.c) */
-#define LTX_SLOW_STATS 2u   /* statistics count every commit (tx/stats.c) */
-#define LTX_SLOW_SERIAL 4u  /* holds the serial token (tx/serial.h) */
-#define LTX_SLOW_STATIC 8u  /* ltx_boot_tx, ltx_refuse_tx: not a thread's */
-#define LTX_SLOW_MEM 16u    /* tm_malloc/tm_free to settle at the end (mem.c) */
+#define LTX_SLOW_ACTIONS 1u  /* actions are registered (tx.c) */
+#define LTX_SLOW_STATS	 2u  /* statistics count every commit (tx/stats.c) */
+#define LTX_SLOW_SERIAL	 4u  /* holds the serial token (tx/serial.h) */
+#define LTX_SLOW_STATIC	 8u  /* ltx_boot_tx, ltx_refuse_tx: not a thread's */
+#define LTX_SLOW_MEM	 16u /* tm_malloc/tm_free to settle at the end (mem.c) */
 /* The slow bits whose work only comes after the commit: the small fast
  * commit (tx/fast.h) takes transactions with those. */
 #define LTX_SLOW_AFTER (LTX_SLOW_ACTIONS | LTX_SLOW_MEM)
@@ -80,8 +80,8 @@ struct ltx_action {
  */
 struct ltx_tx {
 	/* hot: the first line, mirrored by struct tm__hot (<ltx/inline.h>) */
-	int status;    /* enum ltx_status */
-	uint32_t slow; /* LTX_SLOW_*: why commit must take its full path */
+	int status;	/* enum ltx_status */
+	uint32_t slow;	/* LTX_SLOW_*: why commit must take its full path */
 	uint64_t tx_id; /* transactions begun by this thread: the serial
 			 * number of the current or last one */
 	struct ltx_cd cd;
@@ -109,14 +109,14 @@ struct ltx_tx {
 	struct ltx_stats stats; /* this thread's counters (rt/stats.h) */
 
 	/* statistics (tx/stats.c): see tx/stats.h */
-	uint64_t stats_gen;	/* seqlock generation, odd while updating */
-	uint64_t stats_id0;	/* tx_id when stats were last reset (fork) */
-	int stats_on;		/* enum ltx_stats_level this thread counts at */
-	int doom_kind;		/* enum ltx_site_kind of the doom, if noted */
-	uintptr_t doom_pc;	/* where the doomed access was made, or 0 */
-	uint32_t doom_nstack;	/* frames in doom_stack */
+	uint64_t stats_gen;   /* seqlock generation, odd while updating */
+	uint64_t stats_id0;   /* tx_id when stats were last reset (fork) */
+	int stats_on;	      /* enum ltx_stats_level this thread counts at */
+	int doom_kind;	      /* enum ltx_site_kind of the doom, if noted */
+	uintptr_t doom_pc;    /* where the doomed access was made, or 0 */
+	uint32_t doom_nstack; /* frames in doom_stack */
 	uintptr_t doom_stack[LTX_STATS_STACK];
-	struct ltx_stats_site *sites; /* LTX_STATS_SITES, while stats_on */
+	struct ltx_stats_site *sites;  /* LTX_STATS_SITES, while stats_on */
 	struct ltx_stats_lines *lines; /* conflict lines, while stats_on */
 	/*
 	 * Checkpoints, signals and irrevocability.  checkpoint is the restart
@@ -207,10 +207,10 @@ extern __thread struct ltx_tx *ltx_self
  */
 extern struct ltx_tx ltx_boot_tx;
 
-#define LTX_HOT_SAME(f, g)                                                    \
-	_Static_assert(offsetof(struct ltx_tx, f) ==                          \
-			       offsetof(struct tm__hot, g),                   \
-		       "struct tm__hot (ltx/inline.h) differs from ltx_tx: " #g)
+#define LTX_HOT_SAME(f, g)                                                     \
+	_Static_assert(                                                        \
+		offsetof(struct ltx_tx, f) == offsetof(struct tm__hot, g),     \
+		"struct tm__hot (ltx/inline.h) differs from ltx_tx: " #g)
 LTX_HOT_SAME(status, status);
 LTX_HOT_SAME(slow, slow);
 LTX_HOT_SAME(tx_id, tx_id);

@@ -239,13 +239,13 @@ bool ltx_tx_commit_revalidate_whole(struct ltx_tx *tx, uintptr_t ts);
  * Where ltx_tx_fast_commit_then goes when the fast path cannot finish:
  * small for a transaction with slow bits, lone for one with no slow bit
  * (live, invisible) whose one or two write-set entries are not all lone
- * words (an LTX, a sub-word ST), revalidate when the snapshot must be checked (with the clock value
- * taken), full for any other case (NULL: return false, nothing done).
- * Each is called last (a tail call), so that the fast path saves no
- * register; their result is the commit's.  done (if not NULL) runs after
- * a commit the fast path made, inlined (a front end's own end of it).
- * Each gets ctx, the caller's argument to ltx_tx_fast_commit_then, first
- * (a caller passes its own first argument: no register moves).
+ * words (an LTX, a sub-word ST), revalidate when the snapshot must be checked
+ * (with the clock value taken), full for any other case (NULL: return false,
+ * nothing done). Each is called last (a tail call), so that the fast path saves
+ * no register; their result is the commit's.  done (if not NULL) runs after a
+ * commit the fast path made, inlined (a front end's own end of it). Each gets
+ * ctx, the caller's argument to ltx_tx_fast_commit_then, first (a caller passes
+ * its own first argument: no register moves).
  */
 struct ltx_commit_exits {
 	bool (*small)(void *ctx, struct ltx_tx *tx);
@@ -273,8 +273,7 @@ ltx_tx_fast_publish_one(struct ltx_wentry *w, uintptr_t ts)
 	m = w->mask;
 	if (m != 0)
 		ltx_wset_write_back(w, m);
-	__atomic_store_n(w->orec,
-			 m != 0 || w->link != 0 ? ts : w->old_version,
+	__atomic_store_n(w->orec, m != 0 || w->link != 0 ? ts : w->old_version,
 			 __ATOMIC_RELEASE);
 }
 
@@ -309,7 +308,8 @@ ltx_tx_fast_commit_small(struct ltx_tx *tx, uintptr_t prepared)
 			cd->rs_next = cd->rs_base;
 			cd->limit = 0;
 			tx->end_state = 0;
-			__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
+			__atomic_store_n(&tx->status, LTX_IDLE,
+					 __ATOMIC_RELEASE);
 			return true;
 		}
 		if (ltx_unlikely(end - w > 2 || !ltx_tx_fast_entry(w) ||
@@ -323,7 +323,7 @@ ltx_tx_fast_commit_small(struct ltx_tx *tx, uintptr_t prepared)
 	/* The commit point, a CAS as in tx.c commit_point: a signal or an
 	 * irrevocable transaction may have doomed us. */
 	if (ltx_unlikely(!__atomic_compare_exchange_n(
-		    &tx->status, &(int){LTX_ACTIVE}, LTX_COMMITTING, false,
+		    &tx->status, &(int){ LTX_ACTIVE }, LTX_COMMITTING, false,
 		    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)))
 		return false;
 	ltx_tx_fast_publish_one(w, ts);
@@ -403,7 +403,7 @@ ltx_tx_fast_commit_nwords(struct ltx_tx *tx, struct ltx_wentry *w, bool two,
 	if (ltx_unlikely(old != cd->snapshot))
 		return out->revalidate(ctx, tx, ts);
 	if (ltx_unlikely(!__atomic_compare_exchange_n(
-		    &tx->status, &(int){LTX_ACTIVE}, LTX_COMMITTING, false,
+		    &tx->status, &(int){ LTX_ACTIVE }, LTX_COMMITTING, false,
 		    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)))
 		return out->full != NULL && out->full(ctx, tx);
 	__atomic_store_n((uint64_t *)w->single_addr, w->single_val,

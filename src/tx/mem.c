@@ -89,8 +89,8 @@
 /* 256: each seal runs a heavy fence (membarrier, an IPI to every CPU
  * running the process); at 64, intset-rbtree under -fgnu-tm lost 12% at
  * 2 threads to it. */
-#define BATCH_BLOCKS 256
-#define BATCH_BYTES ((size_t)256 << 10)
+#define BATCH_BLOCKS  256
+#define BATCH_BYTES   ((size_t)256 << 10)
 #define RECLAIM_EVERY 256
 
 struct block {
@@ -187,8 +187,7 @@ static bool live_remove(void *p)
 	struct live_block **pp, *l = NULL;
 
 	pthread_mutex_lock(&live_lock);
-	for (pp = &live_table[live_bucket(p)]; *pp != NULL;
-	     pp = &(*pp)->next) {
+	for (pp = &live_table[live_bucket(p)]; *pp != NULL; pp = &(*pp)->next) {
 		if ((*pp)->p == p) {
 			l = *pp;
 			*pp = l->next;
@@ -421,19 +420,18 @@ static void seal(struct ltx_tx *tx, struct ltx_mem_thread *m)
 		if (ltx_status_idle(
 			    __atomic_load_n(&d->status, __ATOMIC_ACQUIRE)))
 			continue;
-		b->wait[b->nwait++] = (struct waiter){
-			d, __atomic_load_n(&d->tx_id, __ATOMIC_RELAXED)
-		};
+		b->wait[b->nwait++] =
+			(struct waiter){ d, __atomic_load_n(&d->tx_id,
+							    __ATOMIC_RELAXED) };
 	}
 	m->open = NULL;
 	b->next = m->first;
 	m->first = b;
 	now = __atomic_add_fetch(&sealed_bytes, b->bytes, __ATOMIC_RELAXED);
 	peak = __atomic_load_n(&peak_sealed_bytes, __ATOMIC_RELAXED);
-	while (now > peak &&
-	       !__atomic_compare_exchange_n(&peak_sealed_bytes, &peak, now,
-					    true, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED))
+	while (now > peak && !__atomic_compare_exchange_n(
+				     &peak_sealed_bytes, &peak, now, true,
+				     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 	reclaim(tx, m);
 	if (__atomic_load_n(&sealed_bytes, __ATOMIC_RELAXED) >
@@ -612,8 +610,8 @@ void *ltx_mem_alloc(size_t size, size_t align, bool zero)
 		 * this transaction, or its abort, need not look the size
 		 * up; 0 (look it up) for an aligned block, whose size class
 		 * depends on the alignment too. */
-		if (ltx_unlikely(!log_push(&m->allocs, p,
-					   align == 0 ? size : 0))) {
+		if (ltx_unlikely(
+			    !log_push(&m->allocs, p, align == 0 ? size : 0))) {
 			/* No memory to log the block: give it back now; the
 			 * transaction is doomed (TM_ABORT_NOMEM) if it was
 			 * not already. */
@@ -670,10 +668,8 @@ void *ltx_mem_malloc(size_t size)
 	/* size - 1 < SIZE_MAX - 7: neither 0 nor too large to round.  When
 	 * batches are pending, the allocation that is due to try to reclaim
 	 * them takes ltx_mem_alloc, which counts it and reclaims. */
-	if (ltx_likely(m != NULL &&
-		       ltx_alloc_backend == LTX_ALLOC_JEMALLOC &&
-		       size - 1 < SIZE_MAX - 7 &&
-		       status_of(tx) == LTX_ACTIVE &&
+	if (ltx_likely(m != NULL && ltx_alloc_backend == LTX_ALLOC_JEMALLOC &&
+		       size - 1 < SIZE_MAX - 7 && status_of(tx) == LTX_ACTIVE &&
 		       m->allocs.n != m->allocs.cap &&
 		       (ltx_likely(m->first == NULL) ||
 			m->since_reclaim < RECLAIM_EVERY - 1))) {
@@ -762,8 +758,7 @@ static inline __attribute__((always_inline)) bool free_fast(void *p)
 	struct ltx_mem_thread *m = tx->mem;
 	size_t n, size;
 
-	if (ltx_unlikely(m == NULL ||
-			 ltx_alloc_backend != LTX_ALLOC_JEMALLOC ||
+	if (ltx_unlikely(m == NULL || ltx_alloc_backend != LTX_ALLOC_JEMALLOC ||
 			 status_of(tx) != LTX_ACTIVE))
 		return false;
 	n = m->allocs.n;
@@ -820,8 +815,9 @@ static void free_slow(void *p)
 		return;
 	/* A thread with memory state has had the backend loaded. */
 	if (ltx_unlikely(ltx_self->mem == NULL) && !ltx_alloc_loaded()) {
-		fprintf(stderr, "ltx: tm_free(%p): tm_malloc was never "
-				"called: not a block from tm_malloc\n",
+		fprintf(stderr,
+			"ltx: tm_free(%p): tm_malloc was never "
+			"called: not a block from tm_malloc\n",
 			p);
 		abort();
 	}
@@ -882,8 +878,7 @@ static void free_slow(void *p)
 		ltx_tx_doom(tx, TM_ABORT_NOMEM | TM_ABORT_CAPACITY);
 }
 
-void ltx_mem_free_foreign(void *p, size_t size,
-			  void (*release)(void *, size_t))
+void ltx_mem_free_foreign(void *p, size_t size, void (*release)(void *, size_t))
 {
 	struct ltx_tx *tx = ltx_tx_self();
 
@@ -940,10 +935,9 @@ void ltx_mem_thread_exit(struct ltx_tx *tx)
 		last->next = __atomic_load_n(&orphans, __ATOMIC_RELAXED);
 		/* Release: pairs with the acquire exchange in
 		 * adopt_orphans. */
-		while (!__atomic_compare_exchange_n(&orphans, &last->next,
-						    m->first, true,
-						    __ATOMIC_RELEASE,
-						    __ATOMIC_RELAXED))
+		while (!__atomic_compare_exchange_n(
+			&orphans, &last->next, m->first, true, __ATOMIC_RELEASE,
+			__ATOMIC_RELAXED))
 			;
 		m->first = NULL;
 	}

@@ -22,8 +22,8 @@ bool ltx_serial_try(struct ltx_tx *tx)
 
 	/* Acquire: pairs with the release store in ltx_serial_release. */
 	if (!__atomic_compare_exchange_n(&ltx_serial_token, &none,
-					 (uintptr_t)tx, false,
-					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+					 (uintptr_t)tx, false, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
 		return false;
 	hold(tx);
 	return true;

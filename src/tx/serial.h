@@ -121,8 +121,7 @@ static inline bool ltx_serial_exclusive(const struct ltx_tx *tx)
  * its status store: may an exclusive holder run?  If so, the slow test
  * (ltx_serial_blocks, tx.c) decides.
  */
-static inline __attribute__((always_inline)) bool
-ltx_serial_may_block(void)
+static inline __attribute__((always_inline)) bool ltx_serial_may_block(void)
 {
 	return __atomic_load_n(&ltx_serial_token, __ATOMIC_RELAXED) &
 	       LTX_SERIAL_EXCL;

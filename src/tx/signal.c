@@ -60,7 +60,8 @@ static bool doom_from_handler(struct ltx_tx *tx, unsigned cause)
 static void sandbox(struct ltx_tx *tx, int sig, ucontext_t *uc)
 {
 	const struct ltx_cd_ops *ops;
-	unsigned cause = TM_ABORT_FAULT | TM_ABORT_RETRY | ((unsigned)sig << 24);
+	unsigned cause =
+		TM_ABORT_FAULT | TM_ABORT_RETRY | ((unsigned)sig << 24);
 	int st;
 
 	if (tx == &ltx_boot_tx || tx == &ltx_refuse_tx)
@@ -84,7 +85,6 @@ static void sandbox(struct ltx_tx *tx, int sig, ucontext_t *uc)
 	pthread_sigmask(SIG_SETMASK, &uc->uc_sigmask, NULL);
 	tx->checkpoint->ops->restart(tx->checkpoint, cause);
 }
-
 
 static void on_fault(int sig, void *uc)
 {

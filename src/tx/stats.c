@@ -238,8 +238,8 @@ static void classify_doom(struct ltx_tx *tx, int kind, unsigned cause)
 	n->held = 0; /* used */
 }
 
-void ltx_stats_doom(struct ltx_tx *tx, int kind, uintptr_t pc,
-		    const void *addr, unsigned cause)
+void ltx_stats_doom(struct ltx_tx *tx, int kind, uintptr_t pc, const void *addr,
+		    unsigned cause)
 {
 	bool stacks = tx->stats_on == LTX_STATS_STACKS;
 	struct ltx_stats_site *s;
@@ -374,8 +374,7 @@ static void look_pending(struct ltx_tx *tx, bool final, bool spare)
 	for (unsigned i = 0; i < LTX_STATS_LINES; i++) {
 		struct ltx_stats_line *l = &ls->line[i];
 
-		if (l->line == p->line &&
-		    l->count[LTX_CONFLICT_UNKNOWN] >= n) {
+		if (l->line == p->line && l->count[LTX_CONFLICT_UNKNOWN] >= n) {
 			l->count[LTX_CONFLICT_UNKNOWN] -= n;
 			l->count[p->cls] += n;
 			ltx_stats_line_part(l, p->theirs);
@@ -788,7 +787,7 @@ unsigned ltx_stats_collect(struct ltx_stats *sum, uint64_t *threads,
  * size, and each field the same offset and size, so a field added to one
  * and not the other, or moved, fails to compile.
  */
-#define MIRROR_MEMBER(name, dim, abi, show, what)                             \
+#define MIRROR_MEMBER(name, dim, abi, show, what)                              \
 	LTX_STATS_PUBLIC_##abi(uint64_t name dim;)
 struct tm_stats_mirror {
 	size_t size;
@@ -797,21 +796,23 @@ struct tm_stats_mirror {
 _Static_assert(sizeof(struct tm_stats_mirror) == sizeof(struct tm_stats),
 	       "struct tm_stats (ltx/tm.h) and the TM fields of "
 	       "LTX_STATS_FIELDS (rt/stats.h) differ");
-#define SAME_PLACE(name, dim, abi, show, what)                                \
-	LTX_STATS_PUBLIC_##abi(_Static_assert(                                \
-		offsetof(struct tm_stats_mirror, name) ==                     \
-				offsetof(struct tm_stats, name) &&            \
-			sizeof(((struct tm_stats_mirror *)0)->name) ==        \
-				sizeof(((struct tm_stats *)0)->name),         \
-		"struct tm_stats." #name " is not where LTX_STATS_FIELDS "    \
-		"puts it: new public fields go at the end of both");)
+#define SAME_PLACE(name, dim, abi, show, what)                                 \
+	LTX_STATS_PUBLIC_##abi(                                                \
+		_Static_assert(                                                \
+			offsetof(struct tm_stats_mirror, name) ==              \
+					offsetof(struct tm_stats, name) &&     \
+				sizeof(((struct tm_stats_mirror *)0)->name) == \
+					sizeof(((struct tm_stats *)0)->name),  \
+			"struct tm_stats." #name                               \
+			" is not where LTX_STATS_FIELDS "                      \
+			"puts it: new public fields go at the end of both");)
 LTX_STATS_FIELDS(SAME_PLACE)
 _Static_assert(TM_STATS_CAUSES == LTX_STATS_CAUSES, "causes");
 _Static_assert(TM_STATS_HIST == LTX_STATS_HIST, "buckets");
 
 #define COPY_TM(name) memcpy(&t.name, &s.name, sizeof(t.name));
 #define COPY_LTX(name)
-#define COPY_SUM(name) t.name = LTX_STATS_SUM_##name(&s);
+#define COPY_SUM(name)			      t.name = LTX_STATS_SUM_##name(&s);
 #define TO_PUBLIC(name, dim, abi, show, what) COPY_##abi(name)
 
 int tm_stats_get(struct tm_stats *out)

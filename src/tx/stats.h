@@ -22,7 +22,7 @@
 struct ltx_stats_lines {
 	struct ltx_conflict doom;
 	struct ltx_conflict pend;
-	uint64_t npend;	    /* aborts in pend, 0: none */
+	uint64_t npend;	     /* aborts in pend, 0: none */
 	unsigned pend_looks; /* times pend was looked at again */
 	struct ltx_stats_line line[LTX_STATS_LINES];
 };
@@ -62,8 +62,8 @@ void ltx_stats_arm(struct ltx_tx *tx);
 
 /* ltx_stats_doom: note where the live transaction failed (slow path, before
  * ltx_tx_doom; addr is the line accessed or NULL). */
-void ltx_stats_doom(struct ltx_tx *tx, int kind, uintptr_t pc,
-		    const void *addr, unsigned cause);
+void ltx_stats_doom(struct ltx_tx *tx, int kind, uintptr_t pc, const void *addr,
+		    unsigned cause);
 
 /* ltx_stats_commit: count a commit of nr loads and nw lines (stats on). */
 void ltx_stats_commit(struct ltx_tx *tx, uint64_t nr, uint64_t nw);
@@ -88,9 +88,10 @@ void ltx_stats_init(void);
 /*
  * ltx_stats_collect: the totals of every descriptor ever created into *sum
  * (commits_ro exact where counted, else derived), the number of threads
- * that took one (sum->threads) also into *threads, and the abort sites of all threads merged by (pc, kind) into
- * sites[0, max), most frequent first.  Returns the number of sites.  Takes
- * the descriptor registry lock; not for signal handlers.
+ * that took one (sum->threads) also into *threads, and the abort sites of all
+ * threads merged by (pc, kind) into sites[0, max), most frequent first. Returns
+ * the number of sites.  Takes the descriptor registry lock; not for signal
+ * handlers.
  */
 unsigned ltx_stats_collect(struct ltx_stats *sum, uint64_t *threads,
 			   struct ltx_stats_site *sites, unsigned max);

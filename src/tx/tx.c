@@ -27,7 +27,6 @@
 #include "tx/mem.h"
 #include "tx/tx.h"
 
-
 __thread struct ltx_tx *ltx_self
 	__attribute__((tls_model("initial-exec"), visibility("default"))) =
 		&ltx_boot_tx;
@@ -45,7 +44,9 @@ static uintptr_t refuse_orecs[1];
 struct ltx_tx ltx_refuse_tx = {
 	.status = LTX_IDLE_SLOW,
 	.slow = LTX_SLOW_STATIC,
-	.cd = { .orecs = refuse_orecs, .orec_mul = LTX_HASH_MUL, .no_alloc = 1 },
+	.cd = { .orecs = refuse_orecs,
+		.orec_mul = LTX_HASH_MUL,
+		.no_alloc = 1 },
 };
 
 /*
@@ -125,8 +126,8 @@ static int idle_status(void)
  * transaction of this thread begins irrevocably (not in handlers). */
 static bool serial_due(const struct ltx_tx *tx)
 {
-	unsigned k = __atomic_load_n(&ltx_config.serial_after,
-				     __ATOMIC_RELAXED);
+	unsigned k =
+		__atomic_load_n(&ltx_config.serial_after, __ATOMIC_RELAXED);
 
 	return k != 0 && tx->consec_aborts >= k && tx->parent == NULL;
 }
@@ -344,8 +345,7 @@ static void fork_child(void)
 		ltx_cd_fork_forget(&d->cd);
 		d->cause = 0;
 		d->nactions = 0;
-		d->slow &= ~(LTX_SLOW_ACTIONS | LTX_SLOW_SERIAL |
-			     LTX_SLOW_MEM);
+		d->slow &= ~(LTX_SLOW_ACTIONS | LTX_SLOW_SERIAL | LTX_SLOW_MEM);
 		d->checkpoint = NULL;
 		/* (A statistics update cut short: tx/stats.c's handler.) */
 		ltx_mem_fork_child(d);
@@ -533,8 +533,7 @@ static bool serial_blocks(const struct ltx_tx *tx)
 
 	if (!(t & LTX_SERIAL_EXCL) || (t & ~LTX_SERIAL_EXCL) == (uintptr_t)tx)
 		return false;
-	return tx->parent == NULL ||
-	       load_status(tx->parent) != LTX_COMMITTING;
+	return tx->parent == NULL || load_status(tx->parent) != LTX_COMMITTING;
 }
 
 /*
@@ -861,7 +860,8 @@ void ltx_tx_rollback(struct ltx_tx *tx)
 	int st = load_status(tx);
 
 	if (!ltx_status_idle(st))
-		finish_abort(tx, st == LTX_DOOMED ? doomed_cause(tx) : tx->cause,
+		finish_abort(tx,
+			     st == LTX_DOOMED ? doomed_cause(tx) : tx->cause,
 			     true);
 }
 
@@ -911,7 +911,8 @@ uint64_t ltx_tx_load_at(struct ltx_tx *tx, const void *addr, bool excl,
 	x = ops(tx)->load(&tx->cd, addr, excl, &cause);
 	if (ltx_unlikely(cause != 0)) {
 		if (ltx_unlikely(tx->stats_on))
-			ltx_stats_doom(tx, excl ? LTX_SITE_WRITE : LTX_SITE_READ,
+			ltx_stats_doom(tx,
+				       excl ? LTX_SITE_WRITE : LTX_SITE_READ,
 				       pc, addr, cause);
 		ltx_tx_doom(tx, cause);
 		return 0;
@@ -939,9 +940,9 @@ uint64_t ltx_tx_load(struct ltx_tx *tx, const void *addr, bool excl)
 			      (uintptr_t)__builtin_return_address(0));
 }
 
-__attribute__((noinline)) void
-ltx_tx_store_at(struct ltx_tx *tx, void *addr, uint64_t val,
-		     unsigned size, uintptr_t pc)
+__attribute__((noinline)) void ltx_tx_store_at(struct ltx_tx *tx, void *addr,
+					       uint64_t val, unsigned size,
+					       uintptr_t pc)
 {
 	unsigned cause;
 
@@ -1193,7 +1194,7 @@ bool ltx_tx_commit_small(struct ltx_tx *tx)
 }
 
 __attribute__((noinline)) bool ltx_tx_fast_commit_revalidate(struct ltx_tx *tx,
-							    uintptr_t ts)
+							     uintptr_t ts)
 {
 	if (!ltx_inv_reads_valid(&tx->cd))
 		return false; /* the full commit dooms it */
@@ -1277,9 +1278,9 @@ bool ltx_tx_irrevocable(struct ltx_tx *tx)
 		(tx->mode == LTX_MODE_VISIBLE &&
 		 tx->cd.rs_next != tx->cd.rs_base);
 	while (!ltx_serial_try(tx)) {
-		if (holds || (__atomic_load_n(&ltx_serial_token,
-					      __ATOMIC_RELAXED) &
-			      LTX_SERIAL_EXCL)) {
+		if (holds ||
+		    (__atomic_load_n(&ltx_serial_token, __ATOMIC_RELAXED) &
+		     LTX_SERIAL_EXCL)) {
 			ltx_tx_doom(tx, TM_ABORT_CONFLICT | TM_ABORT_RETRY);
 			return false;
 		}

@@ -28,8 +28,8 @@ bool ltx_tx_validate(struct ltx_tx *tx);
  */
 uint64_t ltx_tx_load_at(struct ltx_tx *tx, const void *addr, bool excl,
 			uintptr_t pc);
-void ltx_tx_store_at(struct ltx_tx *tx, void *addr, uint64_t val,
-		     unsigned size, uintptr_t pc);
+void ltx_tx_store_at(struct ltx_tx *tx, void *addr, uint64_t val, unsigned size,
+		     uintptr_t pc);
 bool ltx_tx_commit(struct ltx_tx *tx);
 void ltx_tx_abort(struct ltx_tx *tx);
 
@@ -106,7 +106,6 @@ void ltx_tx_actions_unwind(struct ltx_tx *tx, size_t mark);
  * layer: once thrown, the exception owns what was allocated to build it.
  */
 void ltx_tx_actions_keep(struct ltx_tx *tx, size_t mark);
-
 
 /* The status word tm_status() reports. */
 unsigned ltx_tx_status(const struct ltx_tx *tx);

@@ -53,8 +53,8 @@ static inline struct lifo_elem *lifo_pop(struct lifo *l)
 
 		if (VALIDATE()) {
 			if (res != NULL)
-				ST(&l->top, __atomic_load_n(&res->c,
-							    __ATOMIC_RELAXED));
+				ST(&l->top,
+				   __atomic_load_n(&res->c, __ATOMIC_RELAXED));
 			if (COMMIT())
 				return res;
 		}

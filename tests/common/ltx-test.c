@@ -20,8 +20,7 @@ int ltx_test_run(Suite *s)
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
-const char *const ltx_test_modes[LTX_TEST_NMODES] = { "invisible",
-						      "visible" };
+const char *const ltx_test_modes[LTX_TEST_NMODES] = { "invisible", "visible" };
 
 bool ltx_test_use_mode(int i)
 {
@@ -72,8 +71,7 @@ void ltx_test_peer_start(struct ltx_test_peer *p)
 	ck_assert_int_eq(pthread_create(&p->thread, NULL, peer_main, p), 0);
 }
 
-void ltx_test_peer_run(struct ltx_test_peer *p, void (*step)(void *),
-		       void *arg)
+void ltx_test_peer_run(struct ltx_test_peer *p, void (*step)(void *), void *arg)
 {
 	pthread_mutex_lock(&p->mu);
 	p->step = step;

@@ -32,11 +32,11 @@
  * each pair hands over ROUNDS blocks.  With one thread, it plays both
  * roles in turn.
  */
-#define OLD 64
-#define OLD_SIZE (64 * 1024)
-#define BLOCK_SIZE (256 * 1024)
+#define OLD	       64
+#define OLD_SIZE       (64 * 1024)
+#define BLOCK_SIZE     (256 * 1024)
 #define MMAP_THRESHOLD (128 * 1024)
-#define MAGIC 0x6c7478686e646f66ULL
+#define MAGIC	       0x6c7478686e646f66ULL
 
 struct block {
 	uint64_t magic;
@@ -72,7 +72,8 @@ static int produce(struct pair *p)
 	int done = 0;
 
 	restock(p);
-	__transaction_atomic {
+	__transaction_atomic
+	{
 		for (int i = 0; i < OLD; i++)
 			free(p->old[i]);
 		p->nold = 0;
@@ -99,7 +100,8 @@ static int consume(struct pair *p)
 	struct block *b;
 	void *again;
 
-	__transaction_atomic {
+	__transaction_atomic
+	{
 		b = p->slot;
 		if (b != NULL)
 			p->slot = NULL;

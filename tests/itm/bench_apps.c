@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* -fgnu-tm application kernels with the shapes of STAMP's, for ltx vs libitm. */
+/* -fgnu-tm application kernels with the shapes of STAMP's, for ltx vs libitm.
+ */
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -196,12 +197,12 @@ static struct customer **buckets;
 static long nbuckets;
 
 static struct {
-	long relations;	 /* items per table, customers */
-	long queries;	 /* items one transaction looks at */
-	long range_pct;	 /* ids queried: this % of relations */
-	long user_pct;	 /* % of reservations; the rest split evenly */
-	long tasks;	 /* transactions, over all threads */
-	long budget;	 /* a customer's bill above this cancels */
+	long relations; /* items per table, customers */
+	long queries;	/* items one transaction looks at */
+	long range_pct; /* ids queried: this % of relations */
+	long user_pct;	/* % of reservations; the rest split evenly */
+	long tasks;	/* transactions, over all threads */
+	long budget;	/* a customer's bill above this cancels */
 } vac;
 
 struct vac_count {
@@ -260,7 +261,8 @@ static int make_reservation(const int *kinds, const long *ids, long cid,
 {
 	int result = 0;
 
-	__transaction_atomic {
+	__transaction_atomic
+	{
 		long best_price[NKINDS] = { -1, -1, -1 };
 		long best_id[NKINDS] = { 0, 0, 0 };
 		struct customer *c;
@@ -302,7 +304,8 @@ static int delete_customer(long cid)
 {
 	int done = 0;
 
-	__transaction_atomic {
+	__transaction_atomic
+	{
 		struct customer **pp = &buckets[cid & (nbuckets - 1)];
 
 		while (*pp != NULL && (*pp)->id != cid)
@@ -313,8 +316,8 @@ static int delete_customer(long cid)
 
 			while (r != NULL) {
 				struct reservation *next = r->next;
-				struct item *it = map_find(&tables[r->kind],
-							   r->id);
+				struct item *it =
+					map_find(&tables[r->kind], r->id);
 
 				it->used--;
 				it->free++;
@@ -330,10 +333,11 @@ static int delete_customer(long cid)
 }
 
 /* Add capacity (or a new item), or remove unused items. */
-static void update_tables(const int *kinds, const long *ids,
-			  const long *prices, const int *adds)
+static void update_tables(const int *kinds, const long *ids, const long *prices,
+			  const int *adds)
 {
-	__transaction_atomic {
+	__transaction_atomic
+	{
 		for (long q = 0; q < vac.queries; q++) {
 			struct rb_map *m = &tables[kinds[q]];
 			struct item *it = map_find(m, ids[q]);
@@ -444,7 +448,8 @@ static void vacation_setup(void)
 		for (long i = 0; i < vac.relations; i++)
 			order[i] = i + 1;
 		for (long i = vac.relations - 1; i > 0; i--) {
-			long j = (long)(next_rand(&seed) % (unsigned long)(i + 1));
+			long j = (long)(next_rand(&seed) %
+					(unsigned long)(i + 1));
 			long x = order[i];
 
 			order[i] = order[j];
@@ -518,7 +523,7 @@ static void vacation_check(void)
 /* ------------------------------------------------------------------ */
 /* kmeans */
 
-#define KM_D 32
+#define KM_D	 32
 #define KM_CHUNK 3
 
 static struct {
@@ -605,7 +610,8 @@ static void *kmeans_worker(void *arg)
 		for (;;) {
 			long start;
 
-			__transaction_atomic {
+			__transaction_atomic
+			{
 				start = km_next;
 				km_next = start + KM_CHUNK;
 			}
@@ -619,14 +625,16 @@ static void *kmeans_worker(void *arg)
 				if (k != km_member[i])
 					delta++;
 				km_member[i] = k;
-				__transaction_atomic {
+				__transaction_atomic
+				{
 					km_acc[k].len++;
 					for (int j = 0; j < KM_D; j++)
 						km_acc[k].sum[j] += f[j];
 				}
 			}
 		}
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			km_delta += delta;
 		}
 		if (pthread_barrier_wait(&km_round) ==
@@ -658,7 +666,8 @@ static void kmeans_setup(void)
 
 		for (int j = 0; j < KM_D; j++)
 			km_feature[i][j] =
-				(int)((c * 977 + (unsigned long)j * 131) % 1000) +
+				(int)((c * 977 + (unsigned long)j * 131) %
+				      1000) +
 				(int)(next_rand(&seed) % 200);
 		km_member[i] = -1;
 	}
@@ -670,8 +679,9 @@ static void kmeans_setup(void)
 
 static void kmeans_check(void)
 {
-	fprintf(stderr, "kmeans: %ld points, %d clusters, %d rounds, "
-			"%ld changes of cluster\n",
+	fprintf(stderr,
+		"kmeans: %ld points, %d clusters, %d rounds, "
+		"%ld changes of cluster\n",
 		km.points, km.clusters, km.rounds, km_delta);
 	CHECK(km_delta >= km.points); /* the first round moves every one */
 }
@@ -695,8 +705,8 @@ static struct {
 } by;
 
 static struct var *by_var;
-static long by_next;		 /* the next task */
-static long by_edges_net[64];	 /* inserts - removes, per thread */
+static long by_next;	      /* the next task */
+static long by_edges_net[64]; /* inserts - removes, per thread */
 
 struct by_count {
 	long inserted, refused, removed, reversed;
@@ -804,7 +814,8 @@ static void *bayes_learner(void *arg)
 		unsigned long r;
 		int u, v, kind, done = 0;
 
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			task = by_next;
 			if (task < by.tasks)
 				by_next = task + 1;
@@ -817,7 +828,8 @@ static void *bayes_learner(void *arg)
 		v = (int)((r >> 16) % (unsigned long)by.vars);
 		kind = (int)((r >> 32) % 10);
 		if (kind < 7) {
-			__transaction_atomic {
+			__transaction_atomic
+			{
 				if (by_insert_ok(u, v)) {
 					by_add_edge(u, v);
 					done = 1;
@@ -831,12 +843,13 @@ static void *bayes_learner(void *arg)
 			}
 		} else if (kind < 9) {
 			/* Remove one of v's parents: u picks which. */
-			__transaction_atomic {
+			__transaction_atomic
+			{
 				int n = by_var[v].nparents;
 
 				if (n > 0) {
-					by_remove_edge(
-						by_var[v].parents[u % n], v);
+					by_remove_edge(by_var[v].parents[u % n],
+						       v);
 					done = 1;
 				}
 			}
@@ -847,7 +860,8 @@ static void *bayes_learner(void *arg)
 		} else {
 			/* Reverse one of v's child edges if that stays
 			 * acyclic. */
-			__transaction_atomic {
+			__transaction_atomic
+			{
 				int n = by_var[v].nchildren;
 
 				if (n > 0) {

@@ -35,19 +35,37 @@ static void *worker(void *arg)
 
 		if (op < update_pct / 2) {
 			if (use_tree)
-				__transaction_atomic { res = rb_insert(key); }
+				__transaction_atomic
+				{
+					res = rb_insert(key);
+				}
 			else
-				__transaction_atomic { res = insert(key); }
+				__transaction_atomic
+				{
+					res = insert(key);
+				}
 		} else if (op < update_pct) {
 			if (use_tree)
-				__transaction_atomic { res = rb_erase(key); }
+				__transaction_atomic
+				{
+					res = rb_erase(key);
+				}
 			else
-				__transaction_atomic { res = erase(key); }
+				__transaction_atomic
+				{
+					res = erase(key);
+				}
 		} else {
 			if (use_tree)
-				__transaction_atomic { res = rb_contains(key); }
+				__transaction_atomic
+				{
+					res = rb_contains(key);
+				}
 			else
-				__transaction_atomic { res = contains(key); }
+				__transaction_atomic
+				{
+					res = contains(key);
+				}
 		}
 		(void)res;
 		ops++;
@@ -94,7 +112,8 @@ int main(int argc, char **argv)
 	pthread_join(tm, NULL);
 	for (int i = 0; i < n; i++)
 		total += (long)done_ops[i];
-	secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	secs = (double)(t1.tv_sec - t0.tv_sec) +
+	       (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	printf("%s %d %.3f\n", argv[1], n, total / secs / 1e6);
 	return 0;
 }

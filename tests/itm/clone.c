@@ -44,25 +44,25 @@ __attribute__((transaction_safe, noinline)) static void move_left(long v)
 typedef void safe_op(long) __attribute__((transaction_safe));
 typedef long plugin_fn(long *, long) __attribute__((transaction_safe));
 
-static safe_op *volatile ops[2] = {
-	move_right, move_left
-};
+static safe_op *volatile ops[2] = { move_right, move_left };
 
 static void *worker(void *arg)
 {
 	unsigned long seed = 7777 + (unsigned long)arg;
 
-	for (int i = 0; nonstop ? !__atomic_load_n(&stop, __ATOMIC_RELAXED)
-			       : i < ITERS;
+	for (int i = 0;
+	     nonstop ? !__atomic_load_n(&stop, __ATOMIC_RELAXED) : i < ITERS;
 	     i++) {
 		unsigned long r = next_rand(&seed);
 		safe_op *op = ops[r & 1];
 		long a, b;
 
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			op((long)(r >> 40) % 100);
 		}
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			a = account[0];
 			b = account[1];
 		}
@@ -90,7 +90,8 @@ static void reload(int n, const char *plugin, long rounds)
 		}
 		add = (plugin_fn *)dlsym(h, "plugin_add");
 		CHECK(add != NULL);
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			got = add(&plugged, 1);
 		}
 		CHECK(got == r + 1);

@@ -25,7 +25,8 @@ static void *worker(void *arg)
 	for (int i = 0; i < ITERS; i++) {
 		long a, b;
 
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			c.u64++;
 			c.u32 += 3;
 			c.u16++;
@@ -36,7 +37,8 @@ static void *worker(void *arg)
 			pair[0]++;
 			pair[1] = pair[0];
 		}
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			a = pair[0];
 			b = pair[1];
 		}

@@ -37,20 +37,30 @@ static Cell cells[64][16];
 
 struct VBase {
 	long v;
-	VBase(long x) : v(x) {}
-	virtual ~VBase() {}
+	VBase(long x) : v(x)
+	{
+	}
+	virtual ~VBase()
+	{
+	}
 };
 struct Left : virtual VBase {
 	long l;
-	Left(long x) : VBase(x), l(x + 1) {}
+	Left(long x) : VBase(x), l(x + 1)
+	{
+	}
 };
 struct Right : virtual VBase {
 	long r;
-	Right(long x) : VBase(x), r(x + 2) {}
+	Right(long x) : VBase(x), r(x + 2)
+	{
+	}
 };
 struct Diamond : Left, Right {
 	long d;
-	Diamond(long x) : VBase(x), Left(x), Right(x), d(x + 3) {}
+	Diamond(long x) : VBase(x), Left(x), Right(x), d(x + 3)
+	{
+	}
 };
 
 static const char *const messages[4] = {
@@ -94,17 +104,20 @@ static void *worker(void *arg)
 		Cell *want = &cells[id][i % 16];
 		const char *msg = messages[i % 4];
 
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			slot[id] = new int(i);
 			live_objects++;
 		}
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			delete slot[id];
 			slot[id] = nullptr;
 			live_objects--;
 		}
 		try {
-			__transaction_atomic {
+			__transaction_atomic
+			{
 				counter++;
 				if (counter > 0)
 					throw 42;
@@ -113,7 +126,8 @@ static void *worker(void *arg)
 			r->caught += v == 42;
 		}
 		try {
-			__transaction_atomic {
+			__transaction_atomic
+			{
 				counter++;
 				if (counter > 0)
 					throw want;
@@ -122,7 +136,8 @@ static void *worker(void *arg)
 			r->bad_ptr += p != want;
 		}
 		try {
-			__transaction_atomic {
+			__transaction_atomic
+			{
 				counter++;
 				if (counter > 0)
 					throw std::logic_error(msg);
@@ -131,7 +146,8 @@ static void *worker(void *arg)
 			r->bad_logic += strcmp(e.what(), msg) != 0;
 		}
 		try {
-			__transaction_atomic {
+			__transaction_atomic
+			{
 				counter++;
 				if (counter > 0)
 					throw std::runtime_error(msg);
@@ -140,7 +156,8 @@ static void *worker(void *arg)
 			r->bad_runtime += strcmp(e.what(), msg) != 0;
 		}
 		try {
-			__transaction_atomic {
+			__transaction_atomic
+			{
 				counter++;
 				if (counter > 0)
 					throw Diamond(i);
@@ -149,13 +166,15 @@ static void *worker(void *arg)
 			r->bad_vbase += !diamond_ok(b, i, 0);
 		}
 		if (!under_ltx) {
-			__transaction_atomic {
+			__transaction_atomic
+			{
 				counter += 2; /* what the two below add */
 			}
 			continue;
 		}
 		try {
-			__transaction_atomic {
+			__transaction_atomic
+			{
 				try {
 					counter++;
 					if (counter > 0)
@@ -170,7 +189,8 @@ static void *worker(void *arg)
 		}
 		Cell *got = nullptr;
 		long msg_len = 0;
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			try {
 				counter++;
 				if (counter > 0)

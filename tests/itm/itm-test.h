@@ -8,13 +8,13 @@
 #include <stdlib.h>
 
 /* CHECK(cond): print the failed condition and exit 1. */
-#define CHECK(cond)                                                           \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			fprintf(stderr, "%s:%d: check failed: %s\n",          \
-				__FILE__, __LINE__, #cond);                   \
-			exit(1);                                              \
-		}                                                             \
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
+				__LINE__, #cond);                              \
+			exit(1);                                               \
+		}                                                              \
 	} while (0)
 
 /* The thread count: argv[1], else 2. */
@@ -35,7 +35,8 @@ static long warm_up;
  * known to the TM runtime before any starts its run, so all overlap. */
 static void *start_together(void *arg)
 {
-	__transaction_atomic {
+	__transaction_atomic
+	{
 		warm_up++;
 	}
 	pthread_barrier_wait(&start_line);
@@ -50,8 +51,8 @@ static inline void run_threads(int n, void *(*fn)(void *))
 	thread_body = fn;
 	CHECK(pthread_barrier_init(&start_line, NULL, (unsigned)n) == 0);
 	for (long i = 0; i < n; i++)
-		CHECK(pthread_create(&t[i], NULL, start_together,
-				     (void *)i) == 0);
+		CHECK(pthread_create(&t[i], NULL, start_together, (void *)i) ==
+		      0);
 	for (int i = 0; i < n; i++)
 		CHECK(pthread_join(t[i], NULL) == 0);
 	pthread_barrier_destroy(&start_line);

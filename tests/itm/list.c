@@ -12,7 +12,7 @@
 #pragma weak tm_mem_flush
 
 #define KEYS 256
-#define OPS 20000
+#define OPS  20000
 
 static long net[64], erased[64];
 
@@ -27,14 +27,23 @@ static void *worker(void *arg)
 		int op = (int)(r % 10), done;
 
 		if (op == 0) {
-			__transaction_atomic { done = insert(key); }
+			__transaction_atomic
+			{
+				done = insert(key);
+			}
 			net[id] += done;
 		} else if (op == 1) {
-			__transaction_atomic { done = erase(key); }
+			__transaction_atomic
+			{
+				done = erase(key);
+			}
 			net[id] -= done;
 			erased[id] += done;
 		} else {
-			__transaction_atomic { done = contains(key); }
+			__transaction_atomic
+			{
+				done = contains(key);
+			}
 			(void)done;
 		}
 	}
@@ -71,9 +80,10 @@ int main(int argc, char **argv)
 		CHECK(s.freed_blocks <= (uint64_t)all_erased);
 		if (n >= 2)
 			CHECK(s.freed_blocks > 0);
-		fprintf(stderr, "list: %ld erased, %llu released after a "
+		fprintf(stderr,
+			"list: %ld erased, %llu released after a "
 			"grace period\n",
-		       all_erased, (unsigned long long)s.freed_blocks);
+			all_erased, (unsigned long long)s.freed_blocks);
 	}
 	printf("list: %d threads, %ld keys at the end: ok\n", n, len);
 	return 0;

@@ -5,9 +5,9 @@
 
 #include "itm-test.h"
 
-#define ITERS 5000
+#define ITERS	5000
 #define NBLOCKS 4
-#define BLOCK 200 /* not a multiple of 8 or 64: ragged edges */
+#define BLOCK	200 /* not a multiple of 8 or 64: ragged edges */
 
 /*
  * Blocks of bytes that are always uniform: a transaction memsets a block
@@ -21,9 +21,9 @@ static unsigned char arena[NBLOCKS][BLOCK + 24] __attribute__((aligned(64)));
 
 struct __attribute__((packed)) odd {
 	char pad[61];
-	uint32_t a;   /* bytes 61..64: straddles the first line boundary */
-	uint16_t b;   /* 65..66: misaligned */
-	uint64_t c;   /* 67..74: misaligned */
+	uint32_t a; /* bytes 61..64: straddles the first line boundary */
+	uint16_t b; /* 65..66: misaligned */
+	uint64_t c; /* 67..74: misaligned */
 };
 
 static struct odd odd __attribute__((aligned(64)));
@@ -39,21 +39,25 @@ static void *worker(void *arg)
 		unsigned char tmp[BLOCK];
 
 		if (r & (1ul << 40)) {
-			__transaction_atomic {
+			__transaction_atomic
+			{
 				memset(BLK(x), v, BLOCK);
 			}
 		} else {
-			__transaction_atomic {
+			__transaction_atomic
+			{
 				memcpy(tmp, BLK(y), BLOCK);
 				memcpy(BLK(x), tmp, BLOCK);
 			}
 		}
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			memcpy(tmp, BLK(y), BLOCK);
 		}
 		for (int k = 1; k < BLOCK; k++)
 			CHECK(tmp[k] == tmp[0]);
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			odd.a++;
 			odd.b++;
 			odd.c += 2;

@@ -32,7 +32,8 @@ static void *gcc_worker(void *arg)
 	for (int i = 0; i < ITERS; i++) {
 		uint64_t k = next_rand(&seed) % 100, sum;
 
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			int from = acct[0] >= k ? 0 : 1;
 
 			acct[from] -= k;
@@ -52,7 +53,8 @@ static void *tm_worker(void *arg)
 
 	/* A first transaction before the start: this thread holds an ltx
 	 * descriptor when the GCC transactions run. */
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		(void)tm_lt_u64(&count);
 	}
 	pthread_barrier_wait(&ready);
@@ -60,7 +62,8 @@ static void *tm_worker(void *arg)
 		uint64_t k = next_rand(&seed) % 100;
 		volatile uint64_t sum = 0;
 
-		TM_ATOMIC {
+		TM_ATOMIC
+		{
 			uint64_t a = tm_ltx_u64(&acct[0]);
 			uint64_t b = tm_ltx_u64(&acct[1]);
 

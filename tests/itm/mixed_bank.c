@@ -27,7 +27,7 @@
 #include "itm-test.h"
 
 #define ACCOUNTS 8
-#define START 1000
+#define START	 1000
 
 static uint64_t acct[ACCOUNTS];
 static uint64_t transfers; /* committed transfers, counted inside them */
@@ -45,7 +45,8 @@ static uint64_t take(uint64_t have, uint64_t want)
 /* A plain GCC transfer. */
 static void gcc_transfer(int from, int to, uint64_t k)
 {
-	__transaction_atomic {
+	__transaction_atomic
+	{
 		uint64_t m = take(acct[from], k);
 
 		acct[from] -= m;
@@ -59,7 +60,8 @@ static void gcc_transfer(int from, int to, uint64_t k)
  * with the first half of the transfer already done in the transaction. */
 static void gcc_irrevocable_transfer(int from, int to, uint64_t k)
 {
-	__transaction_relaxed {
+	__transaction_relaxed
+	{
 		uint64_t m = take(acct[from], k);
 
 		acct[from] -= m;
@@ -73,13 +75,15 @@ static void gcc_irrevocable_transfer(int from, int to, uint64_t k)
  * itself when cancel is set (only that leg is undone). */
 static void gcc_nested_transfer(int a, int b, int c, uint64_t k, int cancel)
 {
-	__transaction_atomic {
+	__transaction_atomic
+	{
 		uint64_t m = take(acct[a], k);
 
 		acct[a] -= m;
 		acct[b] += m;
 		transfers++;
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			uint64_t n = take(acct[b], k);
 
 			acct[b] -= n;
@@ -95,7 +99,8 @@ static uint64_t gcc_audit(void)
 {
 	uint64_t sum = 0;
 
-	__transaction_atomic {
+	__transaction_atomic
+	{
 		for (int i = 0; i < ACCOUNTS; i++)
 			sum += acct[i];
 	}
@@ -154,7 +159,8 @@ static void *tm_worker(void *arg)
 		if (kind < 3) {
 			volatile uint64_t sum = 0;
 
-			TM_ATOMIC {
+			TM_ATOMIC
+			{
 				uint64_t s = 0;
 
 				for (int j = 0; j < ACCOUNTS; j++)
@@ -163,7 +169,8 @@ static void *tm_worker(void *arg)
 			}
 			torn[id] += sum != ACCOUNTS * START;
 		} else {
-			TM_ATOMIC {
+			TM_ATOMIC
+			{
 				uint64_t a, m;
 
 				if (kind == 7)
@@ -211,8 +218,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < ACCOUNTS; i++)
 		sum += acct[i];
 	if (bad != 0 || sum != ACCOUNTS * START || transfers != want)
-		fprintf(stderr, "mixed_bank: %ld torn audits, total %llu "
-				"(expected %d), %llu transfers (expected %llu)\n",
+		fprintf(stderr,
+			"mixed_bank: %ld torn audits, total %llu "
+			"(expected %d), %llu transfers (expected %llu)\n",
 			bad, (unsigned long long)sum, ACCOUNTS * START,
 			(unsigned long long)transfers,
 			(unsigned long long)want);

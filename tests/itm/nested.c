@@ -2,7 +2,7 @@
 /* -fgnu-tm test: nested transactions, __transaction_cancel inner and outer. */
 #include "itm-test.h"
 
-#define ITERS 5000
+#define ITERS	 5000
 #define ACCOUNTS 8
 
 static long balance[ACCOUNTS], ops[64], flat;
@@ -15,9 +15,11 @@ static void check_semantics(void)
 	long *p = &local;
 	char *mem = NULL;
 
-	__transaction_atomic {
+	__transaction_atomic
+	{
 		a = 1;
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			b = 1;
 			__transaction_cancel;
 		}
@@ -26,9 +28,11 @@ static void check_semantics(void)
 	CHECK(a == 1 && b == 0 && c == 1); /* only the inner one undone */
 
 	a = b = c = 0;
-	__transaction_atomic [[outer]] {
+	__transaction_atomic [[outer]]
+	{
 		a = 1;
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			b = 1;
 			__transaction_cancel [[outer]];
 		}
@@ -36,15 +40,18 @@ static void check_semantics(void)
 	}
 	CHECK(a == 0 && b == 0 && c == 0); /* all undone */
 
-	__transaction_atomic {
+	__transaction_atomic
+	{
 		*p = 7;
 		mem = malloc(16);
 		__transaction_cancel;
 	}
 	CHECK(local == 5 && mem == NULL); /* thread-private memory too */
 
-	__transaction_atomic {
-		__transaction_atomic {
+	__transaction_atomic
+	{
+		__transaction_atomic
+		{
 			flat++;
 		}
 		flat++;
@@ -64,16 +71,19 @@ static void *worker(void *arg)
 		int x = (int)(r % ACCOUNTS), y = (int)((r >> 8) % ACCOUNTS);
 		long v = (long)((r >> 16) % 50);
 
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			ops[id]++;
-			__transaction_atomic {
+			__transaction_atomic
+			{
 				balance[x] -= v;
 				balance[y] += v;
 				if (balance[x] < 0)
 					__transaction_cancel;
 			}
 		}
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			flat++;
 		}
 	}

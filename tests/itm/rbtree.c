@@ -6,7 +6,7 @@
 #include "rbtree.h"
 
 #define KEYS 512
-#define OPS 20000
+#define OPS  20000
 
 static long net[64];
 
@@ -21,13 +21,22 @@ static void *worker(void *arg)
 		int op = (int)(r % 10), done;
 
 		if (op < 2) {
-			__transaction_atomic { done = rb_insert(key); }
+			__transaction_atomic
+			{
+				done = rb_insert(key);
+			}
 			net[id] += done;
 		} else if (op < 4) {
-			__transaction_atomic { done = rb_erase(key); }
+			__transaction_atomic
+			{
+				done = rb_erase(key);
+			}
 			net[id] -= done;
 		} else {
-			__transaction_atomic { done = rb_contains(key); }
+			__transaction_atomic
+			{
+				done = rb_contains(key);
+			}
 			(void)done;
 		}
 	}

@@ -19,7 +19,8 @@ static void *worker(void *arg)
 		/* Every other transaction makes an unsafe call: it turns
 		 * irrevocable there (in place, or by restarting), runs alone
 		 * and prints its line exactly once. */
-		__transaction_relaxed {
+		__transaction_relaxed
+		{
 			long c = ++count;
 
 			if (c % 2 == 0) {
@@ -29,7 +30,8 @@ static void *worker(void *arg)
 					seen_irrevocable++;
 			}
 		}
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			other++;
 		}
 	}

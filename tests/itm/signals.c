@@ -29,12 +29,14 @@ static void *worker(void *arg)
 	for (int i = 0; i < ITERS; i++) {
 		long a, b;
 
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			pair[0]++;
 			pair[1] = pair[0];
 			done++;
 		}
-		__transaction_atomic {
+		__transaction_atomic
+		{
 			a = pair[0];
 			b = pair[1];
 		}

@@ -12,7 +12,7 @@
 #include "itm-test.h"
 
 #define ROUNDS 200
-#define ITERS 1000
+#define ITERS  1000
 
 static long x, y;
 static long torn;
@@ -22,11 +22,13 @@ static void step(void)
 {
 	long a, b;
 
-	__transaction_atomic {
+	__transaction_atomic
+	{
 		x++;
 		y = x;
 	}
-	__transaction_atomic {
+	__transaction_atomic
+	{
 		a = x;
 		b = y;
 	}

@@ -93,10 +93,10 @@ static int stop_flag;
 enum kind { IN_TX, OPACITY, LOST_UPDATE, CYCLE, NKINDS };
 
 static const char *const kind_name[NKINDS] = {
-    "inconsistent reads inside a transaction",
-    "reads of values no committed transaction wrote",
-    "lost updates",
-    "cycles",
+	"inconsistent reads inside a transaction",
+	"reads of values no committed transaction wrote",
+	"lost updates",
+	"cycles",
 };
 
 #define REPORT_PER_KIND 3
@@ -115,8 +115,9 @@ static void violation(enum kind kind, const char *fmt, ...)
 	if (kind_count[kind]++ < REPORT_PER_KIND &&
 	    report_len < sizeof(report) - 256) {
 		va_start(ap, fmt);
-		report_len += (size_t)vsnprintf(
-		    report + report_len, sizeof(report) - report_len, fmt, ap);
+		report_len +=
+			(size_t)vsnprintf(report + report_len,
+					  sizeof(report) - report_len, fmt, ap);
 		va_end(ap);
 		if (report_len < sizeof(report) - 1) {
 			report[report_len++] = '\n';
@@ -132,8 +133,9 @@ static void summarize(void)
 	for (unsigned k = 0; k < NKINDS; k++)
 		if (kind_count[k] > 0 && report_len < sizeof(report) - 128)
 			report_len += (size_t)snprintf(
-			    report + report_len, sizeof(report) - report_len,
-			    "%lu %s\n", kind_count[k], kind_name[k]);
+				report + report_len,
+				sizeof(report) - report_len, "%lu %s\n",
+				kind_count[k], kind_name[k]);
 }
 
 static uint64_t next_rand(uint64_t *s)
@@ -194,19 +196,20 @@ static bool run_one(struct worker *wk)
 		if (st[w].written) {
 			if (x != st[w].cur)
 				violation(
-				    IN_TX,
-				    "thread %u: word %u read %#llx after "
-				    "storing %#llx in the same transaction",
-				    wk->tid, w, (unsigned long long)x,
-				    (unsigned long long)st[w].cur);
+					IN_TX,
+					"thread %u: word %u read %#llx after "
+					"storing %#llx in the same transaction",
+					wk->tid, w, (unsigned long long)x,
+					(unsigned long long)st[w].cur);
 		} else if (st[w].seen) {
 			if (x != st[w].ext)
-				violation(
-				    IN_TX,
-				    "thread %u: word %u read twice in a live "
-				    "transaction: %#llx then %#llx",
-				    wk->tid, w, (unsigned long long)st[w].ext,
-				    (unsigned long long)x);
+				violation(IN_TX,
+					  "thread %u: word %u read twice in a "
+					  "live "
+					  "transaction: %#llx then %#llx",
+					  wk->tid, w,
+					  (unsigned long long)st[w].ext,
+					  (unsigned long long)x);
 		} else {
 			st[w].seen = true;
 			st[w].ext = x;
@@ -226,10 +229,10 @@ static bool run_one(struct worker *wk)
 		committed = tm_commit();
 		if (committed && doomed)
 			violation(
-			    IN_TX,
-			    "thread %u: a load returned 0 (doomed) but the "
-			    "transaction committed",
-			    wk->tid);
+				IN_TX,
+				"thread %u: a load returned 0 (doomed) but the "
+				"transaction committed",
+				wk->tid);
 	}
 	if (committed)
 		wk->commits++;
@@ -243,7 +246,7 @@ static bool run_one(struct worker *wk)
 		for (unsigned w = 0; w < NWORDS; w++)
 			if (st[w].written) {
 				rec[1 + nr + 2 * nw] =
-				    (uint64_t)w << WORD_SHIFT | st[w].ext;
+					(uint64_t)w << WORD_SHIFT | st[w].ext;
 				rec[2 + nr + 2 * nw] = st[w].cur;
 				nw++;
 			}
@@ -268,7 +271,7 @@ static void *worker_main(void *arg)
 
 struct vinfo {
 	int32_t writer; /* committed transaction that wrote it, or -1 */
-	int32_t over;   /* committed tx that overwrote it, or -1 */
+	int32_t over;	/* committed tx that overwrote it, or -1 */
 };
 
 struct graph {
@@ -329,16 +332,16 @@ static void describe(struct graph *g, size_t i, char *buf, size_t len)
 			     HDR_COMMITTED(r[0]) ? "committed" : "aborted");
 	for (unsigned j = 0; j < nr && k < len; j++)
 		k += (size_t)snprintf(
-		    buf + k, len - k, " w%u=%#llx",
-		    (unsigned)(r[1 + j] >> WORD_SHIFT),
-		    (unsigned long long)(r[1 + j] & VALUE_MASK));
+			buf + k, len - k, " w%u=%#llx",
+			(unsigned)(r[1 + j] >> WORD_SHIFT),
+			(unsigned long long)(r[1 + j] & VALUE_MASK));
 	if (nw > 0 && k < len)
 		k += (size_t)snprintf(buf + k, len - k, " writes");
 	for (unsigned j = 0; j < nw && k < len; j++)
 		k += (size_t)snprintf(
-		    buf + k, len - k, " w%u=%#llx",
-		    (unsigned)(r[1 + nr + 2 * j] >> WORD_SHIFT),
-		    (unsigned long long)r[2 + nr + 2 * j]);
+			buf + k, len - k, " w%u=%#llx",
+			(unsigned)(r[1 + nr + 2 * j] >> WORD_SHIFT),
+			(unsigned long long)r[2 + nr + 2 * j]);
 }
 
 /* Print the cycle stack[from..top] as a violation. */
@@ -351,7 +354,7 @@ static void report_cycle(struct graph *g, const uint32_t *stack, size_t from,
 	if (buf == NULL)
 		return;
 	k += (size_t)snprintf(
-	    buf, 8192, "cycle in the conflict graph (not serializable):");
+		buf, 8192, "cycle in the conflict graph (not serializable):");
 	for (size_t i = from; i <= top && k < 8192; i++) {
 		describe(g, stack[i], line, sizeof(line));
 		k += (size_t)snprintf(buf + k, 8192 - k, "\n  %s ->", line);
@@ -480,7 +483,7 @@ static void check_history(struct worker *wk, unsigned nthreads)
 
 		for (unsigned j = 0; j < nw; j++) {
 			unsigned w =
-			    (unsigned)(r[1 + nr + 2 * j] >> WORD_SHIFT);
+				(unsigned)(r[1 + nr + 2 * j] >> WORD_SHIFT);
 			uint64_t prev = r[1 + nr + 2 * j] & VALUE_MASK;
 			struct vinfo *vi;
 			char a[512], b[512];
@@ -522,12 +525,15 @@ static void check_history(struct worker *wk, unsigned nthreads)
 					if (count_only) {
 						describe(&g, i, a, sizeof(a));
 						violation(
-						    OPACITY,
-						    "opacity: read of w%u=%#llx"
-						    ", which no committed "
-						    "transaction wrote:\n  %s",
-						    w, (unsigned long long)v,
-						    a);
+							OPACITY,
+							"opacity: read of "
+							"w%u=%#llx"
+							", which no committed "
+							"transaction wrote:\n  "
+							"%s",
+							w,
+							(unsigned long long)v,
+							a);
 					}
 					continue;
 				}
@@ -591,8 +597,8 @@ static unsigned long run_rounds(const struct run_cfg *cfg, double seconds,
 	}
 	do {
 		double slice = seconds < 2.0 ? seconds : 2.0;
-		struct timespec d = {(time_t)slice,
-				     (long)((slice - (time_t)slice) * 1e9)};
+		struct timespec d = { (time_t)slice,
+				      (long)((slice - (time_t)slice) * 1e9) };
 
 		for (unsigned i = 0; i < NWORDS; i++)
 			*words[i] = VAL(0, i + 1);
@@ -619,7 +625,7 @@ static unsigned long run_rounds(const struct run_cfg *cfg, double seconds,
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while (!(until_violation && violations > 0) &&
 		 (now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 <
-		     seconds);
+			 seconds);
 	for (unsigned t = 0; t < NTHREADS; t++)
 		free(wk[t].log);
 	summarize();
@@ -648,10 +654,12 @@ static bool use_mode(const char *mode)
 #ifndef HISTORY_EXPECT_VIOLATION
 
 static const struct run_cfg cases[] = {
-    {"invisible", NULL, NULL, 1},   {"invisible", "spin:n=256", NULL, 4},
-    {"invisible", "yield", "4", 1}, /* 16 orecs: lines share orecs */
-    {"invisible", "none", NULL, 2}, {"visible", NULL, NULL, 1},
-    {"visible", "none", NULL, 4},
+	{ "invisible", NULL, NULL, 1 },
+	{ "invisible", "spin:n=256", NULL, 4 },
+	{ "invisible", "yield", "4", 1 }, /* 16 orecs: lines share orecs */
+	{ "invisible", "none", NULL, 2 },
+	{ "visible", NULL, NULL, 1 },
+	{ "visible", "none", NULL, 4 },
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
@@ -675,7 +683,7 @@ END_TEST
 
 START_TEST(test_checker_detects_broken_read_validation)
 {
-	const struct run_cfg cfg = {"invisible", "none", NULL, 1};
+	const struct run_cfg cfg = { "invisible", "none", NULL, 1 };
 
 	ck_assert(use_mode(cfg.mode));
 	run_rounds(&cfg, seconds_per_case(20.0), true);

@@ -19,11 +19,11 @@
 #include "ltx-test.h"
 
 /* The storm: bank transfers under SIGUSR1 from another thread. */
-#define WORKERS 4
-#define ACCOUNTS 64
-#define INITIAL 1000
+#define WORKERS	      4
+#define ACCOUNTS      64
+#define INITIAL	      1000
 #define STORM_SECONDS 2
-#define EXACT_ROUNDS 50
+#define EXACT_ROUNDS  50
 
 static struct bank bank;
 static tm_word_t handled_tx __attribute__((aligned(64)));
@@ -54,7 +54,8 @@ static void storm_transfer(struct worker *w, unsigned from, unsigned to)
 	tm_word_t *dst = bank_balance(&bank, to);
 	volatile int attempt = 0;
 
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		tm_word_t x;
 
 		if (attempt++ > 0) {

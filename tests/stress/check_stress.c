@@ -84,9 +84,9 @@ START_TEST(test_lifo_pops_every_element_exactly_once)
 END_TEST
 
 /* Bank: transfers keep the total; read-only audits see it inside. */
-#define ACCOUNTS 32
-#define INITIAL 1000
-#define TRANSFERS 50000
+#define ACCOUNTS   32
+#define INITIAL	   1000
+#define TRANSFERS  50000
 #define MIN_AUDITS 8
 
 static struct bank bank;
@@ -101,8 +101,9 @@ static void *bank_worker(void *arg)
 	 * a few times while transfers ran: on a loaded machine it may not
 	 * be scheduled before TRANSFERS are done (a runtime that starves it
 	 * makes the test time out). */
-	for (long i = 0; i < TRANSFERS ||
-			 __atomic_load_n(&audits, __ATOMIC_RELAXED) < MIN_AUDITS;
+	for (long i = 0;
+	     i < TRANSFERS ||
+	     __atomic_load_n(&audits, __ATOMIC_RELAXED) < MIN_AUDITS;
 	     i++) {
 		int a = rand_r(&seed) % ACCOUNTS, b = rand_r(&seed) % ACCOUNTS;
 		long amount = rand_r(&seed) % 50;
@@ -172,15 +173,12 @@ int main(void)
 			    5);
 	tcase_add_loop_test(tc, test_lifo_pops_every_element_exactly_once, 8,
 			    9);
-	tcase_add_loop_test(tc,
-			    test_bank_conserves_money_and_audits_see_the_total,
-			    2, 3);
-	tcase_add_loop_test(tc,
-			    test_bank_conserves_money_and_audits_see_the_total,
-			    4, 5);
-	tcase_add_loop_test(tc,
-			    test_bank_conserves_money_and_audits_see_the_total,
-			    8, 9);
+	tcase_add_loop_test(
+		tc, test_bank_conserves_money_and_audits_see_the_total, 2, 3);
+	tcase_add_loop_test(
+		tc, test_bank_conserves_money_and_audits_see_the_total, 4, 5);
+	tcase_add_loop_test(
+		tc, test_bank_conserves_money_and_audits_see_the_total, 8, 9);
 	suite_add_tcase(s, tc);
 	return ltx_test_run(s);
 }

@@ -111,8 +111,7 @@ static void *auditor(void *arg)
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		tm_word_t sum;
 
-		if (bank_audit_read(&bank, &sum) &&
-		    sum != bank_expected(&bank))
+		if (bank_audit_read(&bank, &sum) && sum != bank_expected(&bank))
 			(*bad)++;
 		(void)COMMIT();
 	}

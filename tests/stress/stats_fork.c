@@ -84,7 +84,7 @@ static bool find_segment(pid_t pid, char *path, size_t len)
 /* The child's life: maybe one transaction, then exit(3) as usual. */
 static void child(int i, const char *dir)
 {
-	struct tm_stats s = {.size = sizeof(s)};
+	struct tm_stats s = { .size = sizeof(s) };
 	char file[300];
 
 	/* The summary goes to stderr: keep it (LTX_STATS_FILE is a

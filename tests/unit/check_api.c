@@ -305,10 +305,17 @@ END_TEST
 START_TEST(test_config_rejects_bad_names_and_values)
 {
 	char buf[128], tiny[2];
-	const char *bad[] = { "", "fast", "exp:min=0", "exp:min=9,max=8",
-			      "exp:max", "exp:min=1x", "none:n=3",
-			      "spin:m=3", "exp:min=99999999999999999999",
-			      "exp:min=4,", "yield:n=1" };
+	const char *bad[] = { "",
+			      "fast",
+			      "exp:min=0",
+			      "exp:min=9,max=8",
+			      "exp:max",
+			      "exp:min=1x",
+			      "none:n=3",
+			      "spin:m=3",
+			      "exp:min=99999999999999999999",
+			      "exp:min=4,",
+			      "yield:n=1" };
 
 	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "exp:min=64,max=65536"),
 			 0);
@@ -382,8 +389,8 @@ int main(void)
 	TCase *cfg = tcase_create("config");
 
 	tcase_add_test(tc, test_begin_is_implicit_and_commit_ends_it);
-	tcase_add_test(tc,
-		       test_validate_and_commit_outside_a_transaction_return_true);
+	tcase_add_test(
+		tc, test_validate_and_commit_outside_a_transaction_return_true);
 	tcase_add_test(tc, test_store_is_buffered_until_commit);
 	tcase_add_test(tc, test_abort_discards_stores_and_reports_explicit);
 	tcase_add_test(tc, test_sub_word_store_changes_only_its_bytes);
@@ -399,9 +406,10 @@ int main(void)
 	suite_add_tcase(s, tc);
 	tcase_add_test(cfg, test_config_set_and_get_round_trip);
 	tcase_add_test(cfg, test_config_rejects_bad_names_and_values);
-	tcase_add_test(cfg, test_startup_settings_are_busy_inside_a_transaction);
 	tcase_add_test(cfg,
-		       test_startup_settings_are_busy_once_other_threads_use_ltx);
+		       test_startup_settings_are_busy_inside_a_transaction);
+	tcase_add_test(
+		cfg, test_startup_settings_are_busy_once_other_threads_use_ltx);
 	suite_add_tcase(s, cfg);
 	return ltx_test_run(s);
 }

@@ -17,7 +17,8 @@ START_TEST(test_atomic_block_commits_its_stores)
 	if (!ltx_test_use_mode(_i))
 		return;
 	a = 1;
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		tm_st(&a, tm_lt(&a) + 41);
 		ck_assert(tm_in_transaction());
 	}
@@ -35,7 +36,8 @@ START_TEST(test_retry_restarts_block_and_discards_stores)
 	if (!ltx_test_use_mode(_i))
 		return;
 	a = 0;
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		if (runs++ == 1)
 			seen = tm_status();
 		tm_st(&a, tm_lt(&a) + 1);
@@ -55,7 +57,8 @@ START_TEST(test_abort_leaves_block_without_its_stores)
 	if (!ltx_test_use_mode(_i))
 		return;
 	a = 5;
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		tm_st(&a, 6);
 		tm_abort();
 		after = 1;
@@ -78,10 +81,12 @@ START_TEST(test_nested_block_is_part_of_outer_transaction)
 		return;
 	a = 0;
 	b = 0;
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		outer_runs++;
 		tm_st(&a, tm_lt(&a) + 1);
-		TM_ATOMIC {
+		TM_ATOMIC
+		{
 			inner_runs++;
 			tm_st(&b, tm_lt(&b) + 1);
 		}
@@ -104,9 +109,11 @@ START_TEST(test_abort_in_nested_block_leaves_outer)
 	if (!ltx_test_use_mode(_i))
 		return;
 	a = 0;
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		tm_st(&a, 1);
-		TM_ATOMIC {
+		TM_ATOMIC
+		{
 			tm_abort();
 		}
 		reached = 1;
@@ -120,7 +127,8 @@ END_TEST
 
 static int leave_by_return(void)
 {
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		tm_st(&a, 9);
 		return 3;
 	}
@@ -134,7 +142,8 @@ START_TEST(test_break_and_return_commit_the_block)
 	a = 0;
 	b = 0;
 	for (;;) {
-		TM_ATOMIC {
+		TM_ATOMIC
+		{
 			tm_st(&b, 8);
 			break;
 		}
@@ -148,7 +157,7 @@ START_TEST(test_break_and_return_commit_the_block)
 }
 END_TEST
 
-#define THREADS 4
+#define THREADS	   4
 #define INCREMENTS 20000
 static tm_word_t counter[8] __attribute__((aligned(64)));
 
@@ -156,7 +165,8 @@ static tm_word_t counter[8] __attribute__((aligned(64)));
  * checkpoint, so none can be clobbered by a restart (-Wclobbered). */
 static void increment_once(void)
 {
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		tm_st(&counter[0], tm_lt(&counter[0]) + 1);
 		tm_st(&counter[1], tm_lt(&counter[1]) + 2);
 	}
@@ -210,15 +220,16 @@ static __attribute__((noinline)) void retry_from_below(volatile int *runs)
 	__asm__ __volatile__("" ::: "memory");
 }
 
-static __attribute__((noinline)) unsigned long
-block_between(unsigned long x, volatile int *runs)
+static __attribute__((noinline)) unsigned long block_between(unsigned long x,
+							     volatile int *runs)
 {
 	/* Values the function keeps across the block, in registers if the
 	 * compiler likes. */
 	unsigned long k1 = x * 3, k2 = x + 7, k3 = x ^ 0x55, k4 = x << 2,
 		      k5 = x - 1;
 
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		tm_st(&a, tm_lt(&a) + 1);
 		retry_from_below(runs);
 	}
@@ -234,11 +245,13 @@ call_block_between(unsigned long x, volatile int *runs)
 	unsigned long v1 = x * 11, v2 = x * 13, v3 = x * 17, v4 = x * 19,
 		      v5 = x * 23, got;
 
-	__asm__ __volatile__("" : "+r"(v1), "+r"(v2), "+r"(v3), "+r"(v4),
-			     "+r"(v5));
+	__asm__ __volatile__(""
+			     : "+r"(v1), "+r"(v2), "+r"(v3), "+r"(v4),
+			       "+r"(v5));
 	got = block_between(x, runs);
-	__asm__ __volatile__("" : "+r"(v1), "+r"(v2), "+r"(v3), "+r"(v4),
-			     "+r"(v5));
+	__asm__ __volatile__(""
+			     : "+r"(v1), "+r"(v2), "+r"(v3), "+r"(v4),
+			       "+r"(v5));
 	x = xv; /* from memory: not a register the restart could clobber */
 	if (v1 != x * 11 || v2 != x * 13 || v3 != x * 17 || v4 != x * 19 ||
 	    v5 != x * 23)

@@ -32,7 +32,7 @@ struct step {
 static tm_word_t line_x[8] __attribute__((aligned(64)));
 static const struct step *script;
 static int pc;
-static const char *const names[] = {"LT", "LTX", "ST"};
+static const char *const names[] = { "LT", "LTX", "ST" };
 
 /* Run the step at pc on this thread; check its result. */
 static void run_step(const struct step *s)
@@ -136,17 +136,17 @@ static void matrix_cell(const char *mode, enum op a, enum op b, int unslot)
 	int b_ok = a == LT && (b == LT || !visible);
 	int a_ok = !(a == LT && b == ST && !visible);
 	struct step s[] = {
-		{A, SLOT, unslot & 1 ? 1000 : 2},
-		{B, SLOT, unslot & 2 ? 1001 : 3},
-		{A, a, 0},
-		{B, b, 0},
-		{B, VALIDATE, b_ok},
-		{B, STATUS, b_ok ? 0 : TM_ABORT_CONFLICT | TM_ABORT_RETRY},
-		{B, COMMIT, 1}, /* live: commits; doomed: ended already */
-		{A, VALIDATE, a_ok},
-		{A, STATUS, a_ok ? 0 : TM_ABORT_CONFLICT | TM_ABORT_VALIDATE},
-		{A, COMMIT, 1},
-		{A, END, 0},
+		{ A, SLOT, unslot & 1 ? 1000 : 2 },
+		{ B, SLOT, unslot & 2 ? 1001 : 3 },
+		{ A, a, 0 },
+		{ B, b, 0 },
+		{ B, VALIDATE, b_ok },
+		{ B, STATUS, b_ok ? 0 : TM_ABORT_CONFLICT | TM_ABORT_RETRY },
+		{ B, COMMIT, 1 }, /* live: commits; doomed: ended already */
+		{ A, VALIDATE, a_ok },
+		{ A, STATUS, a_ok ? 0 : TM_ABORT_CONFLICT | TM_ABORT_VALIDATE },
+		{ A, COMMIT, 1 },
+		{ A, END, 0 },
 	};
 	tm_word_t expect;
 
@@ -190,16 +190,16 @@ END_TEST
 START_TEST(test_upgrade_fails_while_another_reader_shares)
 {
 	const struct step s[] = {
-		{A, SLOT, _i ? 1000 : 2},
-		{B, SLOT, _i ? 1001 : 3},
-		{A, LT, 0},
-		{B, LT, 0},
-		{A, ST, 0},
-		{A, VALIDATE, 0},
-		{A, STATUS, TM_ABORT_CONFLICT},
-		{B, VALIDATE, 1},
-		{B, COMMIT, 1},
-		{A, END, 0},
+		{ A, SLOT, _i ? 1000 : 2 },
+		{ B, SLOT, _i ? 1001 : 3 },
+		{ A, LT, 0 },
+		{ B, LT, 0 },
+		{ A, ST, 0 },
+		{ A, VALIDATE, 0 },
+		{ A, STATUS, TM_ABORT_CONFLICT },
+		{ B, VALIDATE, 1 },
+		{ B, COMMIT, 1 },
+		{ A, END, 0 },
 	};
 
 	run_script("visible", s);
@@ -210,16 +210,16 @@ END_TEST
 START_TEST(test_upgrade_succeeds_when_alone)
 {
 	const struct step s[] = {
-		{A, SLOT, _i & 2 ? 1000 : 2},
-		{B, SLOT, _i & 2 ? 1001 : 3},
-		{A, LT, 0},
-		{B, LT, 0},
-		{B, COMMIT, 1},
-		{A, LT, 0}, /* again: a hit, nothing more on the lock */
-		{A, ST, 0},
-		{A, VALIDATE, 1},
-		{A, COMMIT, 1},
-		{A, END, 0},
+		{ A, SLOT, _i & 2 ? 1000 : 2 },
+		{ B, SLOT, _i & 2 ? 1001 : 3 },
+		{ A, LT, 0 },
+		{ B, LT, 0 },
+		{ B, COMMIT, 1 },
+		{ A, LT, 0 }, /* again: a hit, nothing more on the lock */
+		{ A, ST, 0 },
+		{ A, VALIDATE, 1 },
+		{ A, COMMIT, 1 },
+		{ A, END, 0 },
 	};
 
 	/* 0, 2: visible (slotted, unslotted); 1, 3: invisible. */
@@ -231,9 +231,9 @@ END_TEST
 START_TEST(test_invisible_upgrade_ignores_the_other_reader)
 {
 	const struct step s[] = {
-		{A, LT, 0},	  {B, LT, 0},	    {A, ST, 0},
-		{A, VALIDATE, 1}, {B, VALIDATE, 1}, {B, COMMIT, 1},
-		{A, COMMIT, 1},	  {A, END, 0},
+		{ A, LT, 0 },	    { B, LT, 0 },	{ A, ST, 0 },
+		{ A, VALIDATE, 1 }, { B, VALIDATE, 1 }, { B, COMMIT, 1 },
+		{ A, COMMIT, 1 },   { A, END, 0 },
 	};
 
 	run_script("invisible", s);
@@ -287,10 +287,10 @@ START_TEST(test_48_threads_get_reader_bytes)
 	unsigned marks = 0;
 
 	ck_assert_int_eq(tm_config_set("LTX_MODE", "visible"), 0);
-	ck_assert_int_eq(
-		pthread_barrier_init(&all_read, NULL, BYTE_THREADS), 0);
-	ck_assert_int_eq(
-		pthread_barrier_init(&all_checked, NULL, BYTE_THREADS), 0);
+	ck_assert_int_eq(pthread_barrier_init(&all_read, NULL, BYTE_THREADS),
+			 0);
+	ck_assert_int_eq(pthread_barrier_init(&all_checked, NULL, BYTE_THREADS),
+			 0);
 	for (int i = 1; i < BYTE_THREADS; i++)
 		ck_assert_int_eq(pthread_create(&t[i], NULL, byte_thread,
 						(void *)(intptr_t)i),

@@ -32,11 +32,11 @@
 uint64_t _ITM_RfWU8(const uint64_t *p);
 void _ITM_WU8(uint64_t *p, uint64_t v);
 
-#define PR_INSTR 0x01u
+#define PR_INSTR   0x01u
 #define PR_UNINSTR 0x02u
 
 #define OLD_VALUE 0x0303u
-#define W_VALUE 0x0707u
+#define W_VALUE	  0x0707u
 
 void (*ltx_test_fast_read_hook)(const void *addr);
 
@@ -60,7 +60,8 @@ static void stop_in_window(const void *addr)
 }
 
 enum how {
-	RAW_WORD, /* tm_st of word 0, tm_lt of word 1 (a lone word kept aside) */
+	RAW_WORD, /* tm_st of word 0, tm_lt of word 1 (a lone word kept aside)
+		   */
 	RAW_BYTE, /* tm_st_u8 of word 0, tm_lt of word 1 (bytes and mask) */
 	RAW_SAME, /* tm_st_u8 of word 1, tm_lt of word 1 (merged with memory) */
 	LTX_NEW,  /* tm_ltx of word 1 on a line new to R */
@@ -172,7 +173,8 @@ int main(void)
 	TCase *tc = tcase_create("fast_read_race");
 
 	tcase_set_timeout(tc, 30);
-	tcase_add_loop_test(tc, test_fast_read_of_a_taken_line_never_sees_the_taker,
+	tcase_add_loop_test(tc,
+			    test_fast_read_of_a_taken_line_never_sees_the_taker,
 			    0, NHOW);
 	suite_add_tcase(s, tc);
 	return ltx_test_run(s);

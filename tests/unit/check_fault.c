@@ -88,7 +88,7 @@ static void *return_in_tx(void *arg)
 #ifndef __SANITIZE_THREAD__ /* see main() */
 static void *cancelled_in_tx(void *arg)
 {
-	struct timespec ms = {0, 1000000};
+	struct timespec ms = { 0, 1000000 };
 
 	take_lines();
 	for (;;)
@@ -303,7 +303,7 @@ static void oom_writes(long after)
 	}
 	ck_assert_msg(!ok, "a transaction whose log could not grow committed");
 	ck_assert_msg((tm_status() & (TM_ABORT_NOMEM | TM_ABORT_CAPACITY)) ==
-			  (TM_ABORT_NOMEM | TM_ABORT_CAPACITY),
+			      (TM_ABORT_NOMEM | TM_ABORT_CAPACITY),
 		      "status %#x", tm_status());
 	ck_assert(!tm_in_transaction());
 	for (unsigned i = 0; i < BIG; i++)
@@ -338,7 +338,7 @@ START_TEST(test_read_log_oom_aborts_cleanly)
 	}
 	ck_assert(!ok);
 	ck_assert_msg((tm_status() & (TM_ABORT_NOMEM | TM_ABORT_CAPACITY)) ==
-			  (TM_ABORT_NOMEM | TM_ABORT_CAPACITY),
+			      (TM_ABORT_NOMEM | TM_ABORT_CAPACITY),
 		      "status %#x", tm_status());
 	assert_big_free();
 }
@@ -369,8 +369,8 @@ START_TEST(test_handler_transaction_never_allocates)
 {
 	struct sigaction sa;
 
-	ck_assert_int_eq(tm_config_set("LTX_MODE", _i ? "visible" : "invisible"),
-			 0);
+	ck_assert_int_eq(
+		tm_config_set("LTX_MODE", _i ? "visible" : "invisible"), 0);
 	big_setup();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = write_100_lines;
@@ -439,9 +439,8 @@ START_TEST(test_grown_write_set_freed_after_repointing)
 	ck_assert_int_eq(pthread_create(&a, NULL, grow_holding_first, NULL), 0);
 	while (sem_wait(&captured_sem) != 0)
 		;
-	ck_assert_int_eq(pthread_create(&b, NULL, reuse_the_block,
-					&b_committed),
-			 0);
+	ck_assert_int_eq(
+		pthread_create(&b, NULL, reuse_the_block, &b_committed), 0);
 	ck_assert_int_eq(pthread_join(b, NULL), 0);
 	ck_assert_msg(captured == NULL, "B did not get the freed block");
 	sem_post(&go_on_sem);
@@ -474,7 +473,8 @@ static void irrevocable_io_then_oom(bool atomic)
 	fail_after = 0;
 	failures = 0;
 	if (atomic) {
-		TM_ATOMIC {
+		TM_ATOMIC
+		{
 			fail_armed = 0; /* a rerun (old code) redoes it all */
 			ck_assert(tm_irrevocable());
 			ck_assert_int_eq(write(io_fd, "x", 1), 1);

@@ -158,7 +158,8 @@ int main(void)
 	TCase *tc = tcase_create("fork");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_child_of_fork_gets_the_lines_of_gone_threads,
+	tcase_add_loop_test(tc,
+			    test_child_of_fork_gets_the_lines_of_gone_threads,
 			    0, 2 * NTAKES);
 	suite_add_tcase(s, tc);
 	return ltx_test_run(s);

@@ -44,11 +44,26 @@ static void init(void)
 	c[0] = 100;
 }
 
-static void peer_lt_a(void *arg) { got = tm_lt(&a[0]); }
-static void peer_ltx_a(void *arg) { got = tm_ltx(&a[0]); }
-static void peer_st_a(void *arg) { tm_st(&a[0], 7); }
-static void peer_commit(void *arg) { ok = tm_commit(); }
-static void peer_validate(void *arg) { ok = tm_validate(); }
+static void peer_lt_a(void *arg)
+{
+	got = tm_lt(&a[0]);
+}
+static void peer_ltx_a(void *arg)
+{
+	got = tm_ltx(&a[0]);
+}
+static void peer_st_a(void *arg)
+{
+	tm_st(&a[0], 7);
+}
+static void peer_commit(void *arg)
+{
+	ok = tm_commit();
+}
+static void peer_validate(void *arg)
+{
+	ok = tm_validate();
+}
 static void peer_update_a_and_b(void *arg)
 {
 	do {
@@ -173,7 +188,7 @@ START_TEST(test_doomed_transaction_releases_its_lines)
 {
 	init();
 	tm_st(&b[0], 3);
-	other(peer_st_a); /* peer holds a */
+	other(peer_st_a);		    /* peer holds a */
 	ck_assert_uint_eq(tm_lt(&a[0]), 0); /* doomed: releases b at once */
 	other(peer_commit);
 	ck_assert(ok);

@@ -38,7 +38,8 @@ START_TEST(test_serial_fallback_after_k_consecutive_aborts)
 	if (!ltx_test_use_mode(_i))
 		return;
 	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "3"), 0);
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		runs++;
 		tm_st(&a, (tm_word_t)runs);
 		if (ltx_self->cd.irrevocable)
@@ -60,13 +61,15 @@ START_TEST(test_serial_fallback_after_k_consecutive_aborts)
 	/* 0: never. */
 	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "0"), 0);
 	runs = 0;
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		ck_assert(!ltx_self->cd.irrevocable);
 		if (++runs < 200)
 			tm_retry();
 	}
 	ck_assert_int_eq(runs, 200);
-	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "16"), 0); /* the default */
+	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "16"),
+			 0); /* the default */
 }
 END_TEST
 
@@ -82,9 +85,9 @@ START_TEST(test_serial_after_setting_rejects_bad_values)
 }
 END_TEST
 
-#define THREADS 4
-#define ACCOUNTS 32
-#define INITIAL 100
+#define THREADS	  4
+#define ACCOUNTS  32
+#define INITIAL	  100
 #define TRANSFERS 20000
 
 static struct bank bank;
@@ -103,7 +106,8 @@ static void transfer(struct worker *w, unsigned from, unsigned to,
 	tm_word_t *dst = bank_balance(&bank, to);
 	volatile int became = 0;
 
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		tm_word_t x;
 
 		if (became)
@@ -150,8 +154,8 @@ START_TEST(test_irrevocable_interleaved_with_ordinary_keeps_invariants)
 	for (int i = 0; i < THREADS; i++) {
 		memset(&w[i], 0, sizeof(w[i]));
 		w[i].id = i;
-		ck_assert_int_eq(pthread_create(&t[i], NULL, bank_worker, &w[i]),
-				 0);
+		ck_assert_int_eq(
+			pthread_create(&t[i], NULL, bank_worker, &w[i]), 0);
 	}
 	for (int i = 0; i < THREADS; i++) {
 		pthread_join(t[i], NULL);
@@ -160,7 +164,8 @@ START_TEST(test_irrevocable_interleaved_with_ordinary_keeps_invariants)
 		ck_assert_uint_eq(w[i].irrevocable, TRANSFERS / 16);
 	}
 	ck_assert_uint_eq(bank_total(&bank), (tm_word_t)ACCOUNTS * INITIAL);
-	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "16"), 0); /* the default */
+	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "16"),
+			 0); /* the default */
 }
 END_TEST
 
@@ -177,10 +182,10 @@ enum take { TAKE_LT, TAKE_LTX, TAKE_ST };
 
 struct stalled {
 	enum take how;
-	bool unslotted;	       /* visible: R has no reader byte */
-	tm_word_t reread;      /* R's load after W's commit */
-	bool committed;	       /* R's tm_commit */
-	unsigned status;       /* R's tm_status after it */
+	bool unslotted;	  /* visible: R has no reader byte */
+	tm_word_t reread; /* R's load after W's commit */
+	bool committed;	  /* R's tm_commit */
+	unsigned status;  /* R's tm_status after it */
 };
 
 static tm_word_t contested[2][8] __attribute__((aligned(64)));
@@ -241,7 +246,8 @@ static int irrevocable_against_stalled(struct stalled *r, bool explicit)
 	ltx_test_peer_stop(&holder);
 	ck_assert_uint_eq(contested[0][0], 1);
 	ck_assert_uint_eq(contested[1][0], 7);
-	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "16"), 0); /* the default */
+	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "16"),
+			 0); /* the default */
 	return attempts;
 }
 

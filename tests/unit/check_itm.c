@@ -22,13 +22,13 @@ void _ITM_memcpyRtWt(void *dst, const void *src, size_t n);
 void _ITM_memmoveRtWt(void *dst, const void *src, size_t n);
 void _ITM_memsetW(void *dst, int c, size_t n);
 
-#define PR_INSTR 0x01u
-#define PR_UNINSTR 0x02u
+#define PR_INSTR    0x01u
+#define PR_UNINSTR  0x02u
 #define PR_NO_ABORT 0x08u
-#define A_INSTR 0x01u
-#define A_UNINSTR 0x02u
-#define A_RESTORE 0x08u
-#define A_ABORT 0x10u
+#define A_INSTR	    0x01u
+#define A_UNINSTR   0x02u
+#define A_RESTORE   0x08u
+#define A_ABORT	    0x10u
 
 /* Each test runs in its own process (CK_FORK): choose the path first. */
 static void instrumented_only(void)
@@ -171,14 +171,12 @@ START_TEST(test_a_thread_taking_a_left_descriptor_has_its_own_stack)
 	pthread_t t, idler;
 
 	instrumented_only();
-	ck_assert_int_eq(pthread_create(&t, NULL, store_to_own_stack, NULL),
-			 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, store_to_own_stack, NULL), 0);
 	ck_assert_int_eq(pthread_join(t, NULL), 0);
 	ck_assert_uint_eq(seen_on_stack, 42);
 	ck_assert_int_eq(pthread_create(&idler, NULL, idle, NULL), 0);
 	seen_on_stack = 0;
-	ck_assert_int_eq(pthread_create(&t, NULL, store_to_own_stack, NULL),
-			 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, store_to_own_stack, NULL), 0);
 	ck_assert_int_eq(pthread_join(t, NULL), 0);
 	idle_stop = 1;
 	ck_assert_int_eq(pthread_join(idler, NULL), 0);
@@ -231,19 +229,20 @@ static unsigned char *map_guarded(void)
  */
 START_TEST(test_bulk_copies_are_exact_up_to_guard_pages)
 {
-	static const size_t lens[] = { 0, 1, 7, 8, 9, 63, 64, 65, 255, 300,
-				       4095, 8000 };
+	static const size_t lens[] = { 0,  1,  7,   8,	 9,    63,
+				       64, 65, 255, 300, 4095, 8000 };
 	unsigned char *src, *dst;
 
 	if (_i == 1)
 		instrumented_only();
 	guarded = map_guarded();
-	src = guarded;				/* first page */
+	src = guarded; /* first page */
 	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
-		size_t max = (size_t)page - 64, n = lens[k] > max ? max : lens[k];
+		size_t max = (size_t)page - 64,
+		       n = lens[k] > max ? max : lens[k];
 		unsigned char *d, *s = src + page - n;
 
-		dst = guarded + 2 * page - n;	/* ends at the top guard */
+		dst = guarded + 2 * page - n; /* ends at the top guard */
 		for (long i = 0; i < page; i++) {
 			src[i] = (unsigned char)(i * 7 + k);
 			guarded[page + i] = 0xee;
@@ -376,9 +375,10 @@ int main(void)
 	tcase_add_loop_test(
 		tc, test_stores_to_own_stack_are_visible_at_once_and_undone, 0,
 		2);
-	tcase_add_test(tc, test_a_thread_taking_a_left_descriptor_has_its_own_stack);
-	tcase_add_loop_test(tc, test_bulk_copies_are_exact_up_to_guard_pages,
-			    0, 2);
+	tcase_add_test(
+		tc, test_a_thread_taking_a_left_descriptor_has_its_own_stack);
+	tcase_add_loop_test(tc, test_bulk_copies_are_exact_up_to_guard_pages, 0,
+			    2);
 	tcase_add_loop_test(tc, test_memmove_handles_overlap_both_ways, 0, 2);
 	tcase_add_test(tc, test_clone_table_finds_clones_or_goes_irrevocable);
 	tcase_add_loop_test(

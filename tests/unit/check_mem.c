@@ -179,7 +179,7 @@ static void reader_dereferences_it(void *arg)
 {
 	struct elem *res = reader_res;
 
-	plain_value = res->value;   /* as the article's pop reads res->c */
+	plain_value = res->value; /* as the article's pop reads res->c */
 	tm_value = (long)tm_lt(&res->value);
 	reader_committed = tm_commit();
 }
@@ -336,7 +336,7 @@ static void run_churn(struct churn *c, int n, long ops)
 {
 	for (int i = 0; i < n; i++) {
 		c[i] = (struct churn){ .seed = 1234u + (unsigned)i,
-					.ops = ops };
+				       .ops = ops };
 		pthread_create(&c[i].thread, NULL, churn, &c[i]);
 	}
 	for (int i = 0; i < n; i++)
@@ -494,7 +494,8 @@ int main(void)
 	tcase_set_timeout(stress, 120);
 	tcase_add_test(stress, test_list_churn_keeps_memory_bounded);
 	tcase_add_test(
-		stress, test_stalled_transaction_delays_reclamation_not_progress);
+		stress,
+		test_stalled_transaction_delays_reclamation_not_progress);
 	suite_add_tcase(s, stress);
 	return ltx_test_run(s);
 }

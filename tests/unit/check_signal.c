@@ -204,9 +204,10 @@ START_TEST(test_zombie_dereferencing_unmapped_memory_restarts)
 	shared_word = (tm_word_t)n;
 	zombie_stage = 0;
 	ck_assert_int_eq(pthread_create(&t, NULL, free_and_unmap,
-				       visible ? (void *)1 : NULL),
+					visible ? (void *)1 : NULL),
 			 0);
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		struct node *p;
 
 		if (runs++ == 1)
@@ -240,7 +241,8 @@ static tm_word_t null_holder;
 
 /* In a child: a NULL dereference in a valid transaction. */
 /* The NULL store is the point of the test: UBSan must not catch it first. */
-__attribute__((no_sanitize_undefined)) static int run_null_deref_child(bool with_handler)
+__attribute__((no_sanitize_undefined)) static int
+run_null_deref_child(bool with_handler)
 {
 	pid_t pid = fork();
 	int status;
@@ -250,7 +252,8 @@ __attribute__((no_sanitize_undefined)) static int run_null_deref_child(bool with
 		if (with_handler)
 			signal(SIGSEGV, (void (*)(int))_exit);
 		alarm(20);
-		TM_ATOMIC {
+		TM_ATOMIC
+		{
 			volatile tm_word_t *p =
 				(volatile tm_word_t *)tm_lt(&null_holder);
 
@@ -299,8 +302,9 @@ int main(void)
 	tcase_add_loop_test(tc,
 			    test_zombie_dereferencing_unmapped_memory_restarts,
 			    0, LTX_TEST_NMODES);
-	tcase_add_loop_test(tc, test_null_dereference_in_valid_transaction_kills,
-			    0, LTX_TEST_NMODES);
+	tcase_add_loop_test(tc,
+			    test_null_dereference_in_valid_transaction_kills, 0,
+			    LTX_TEST_NMODES);
 	suite_add_tcase(s, tc);
 	return ltx_test_run(s);
 }

@@ -187,7 +187,8 @@ static unsigned one_conflict(tm_word_t *theirs, tm_word_t *mine,
 	static struct ltx_stats_line lb[LTX_STATSEG_LINES];
 	struct ltx_stats_tables ta = { .lines = la, .max_lines = 32 };
 	struct ltx_stats_tables tb = { .lines = lb, .max_lines = 32 };
-	struct holder h = { .word = theirs, .store_first = store_first,
+	struct holder h = { .word = theirs,
+			    .store_first = store_first,
 			    .store_later = store_later };
 	const struct ltx_stats_line *before, *after;
 	struct ltx_stats a, b;
@@ -251,12 +252,12 @@ static void classify_cases(void)
 	/* Never stored: its bytes are not known, and not guessed (each
 	 * case on a line of its own: the aborts whose holder had stored
 	 * nothing are looked at again as long as it holds their line). */
-	ck_assert_uint_eq(one_conflict(&more[0][1], &more[0][0], false, false,
-				       false),
-			  LTX_CONFLICT_UNKNOWN);
-	ck_assert_uint_eq(one_conflict(&more[1][0], &more[1][0], false, false,
-				       false),
-			  LTX_CONFLICT_UNKNOWN);
+	ck_assert_uint_eq(
+		one_conflict(&more[0][1], &more[0][0], false, false, false),
+		LTX_CONFLICT_UNKNOWN);
+	ck_assert_uint_eq(
+		one_conflict(&more[1][0], &more[1][0], false, false, false),
+		LTX_CONFLICT_UNKNOWN);
 	/* Counted while the holder had stored nothing yet: unknown until
 	 * this thread's next commit, which finds what the holder stored
 	 * since and moves the abort to its class, on its line too. */
@@ -565,18 +566,22 @@ START_TEST(test_statseg_maps_line_finds_the_mapped_segment)
 	ck_assert(!m.deleted);
 	ck_assert(ltx_statseg_maps_line(
 		"7f0000000000-7f000000b000 rw-s 00000000 00:1a 12345 "
-		"/dev/shm/ltx.42.ab (deleted)", 42, &m));
+		"/dev/shm/ltx.42.ab (deleted)",
+		42, &m));
 	ck_assert(m.deleted);
 	/* Another pid's, another directory, another file, a bad line. */
 	ck_assert(!ltx_statseg_maps_line(
 		"7f0000000000-7f000000b000 rw-s 00000000 00:1a 12345 "
-		"/dev/shm/ltx.43.ab", 42, &m));
+		"/dev/shm/ltx.43.ab",
+		42, &m));
 	ck_assert(!ltx_statseg_maps_line(
 		"7f0000000000-7f000000b000 rw-s 00000000 00:1a 12345 "
-		"/tmp/ltx.42.ab", 42, &m));
+		"/tmp/ltx.42.ab",
+		42, &m));
 	ck_assert(!ltx_statseg_maps_line(
 		"7f0000000000-7f000000b000 r-xp 00000000 08:01 777 "
-		"/usr/lib/libc.so.6", 42, &m));
+		"/usr/lib/libc.so.6",
+		42, &m));
 	ck_assert(!ltx_statseg_maps_line("garbage /dev/shm/ltx.42", 42, &m));
 	ck_assert(!ltx_statseg_maps_line("", 42, &m));
 }
@@ -586,9 +591,12 @@ END_TEST
  * size, the process's user's, the inode the process maps. */
 START_TEST(test_statseg_file_checks_refuse_what_is_not_the_segment)
 {
-	struct ltx_statseg_expect e = { .check_owner = true, .uid = 1000,
-					.check_inode = true, .major = 0,
-					.minor = 26, .ino = 12345 };
+	struct ltx_statseg_expect e = { .check_owner = true,
+					.uid = 1000,
+					.check_inode = true,
+					.major = 0,
+					.minor = 26,
+					.ino = 12345 };
 	struct stat st;
 
 	memset(&st, 0, sizeof(st));
@@ -628,9 +636,9 @@ START_TEST(test_statseg_size_comes_from_the_header_capped)
 	size_t n = 0;
 
 	make_segment(s);
-	ck_assert_int_eq(ltx_statseg_size(s, sizeof(s->h), (uint64_t)16 << 30,
-					  &n),
-			 LTX_STATSEG_OK);
+	ck_assert_int_eq(
+		ltx_statseg_size(s, sizeof(s->h), (uint64_t)16 << 30, &n),
+		LTX_STATSEG_OK);
 	ck_assert_uint_eq(n, sizeof(*s));
 	ck_assert_int_eq(ltx_statseg_size(s, sizeof(s->h), sizeof(*s) - 1, &n),
 			 LTX_STATSEG_ETRUNC);

@@ -41,7 +41,8 @@ static volatile int taken;
 static void *take_cell(void *arg)
 {
 	(void)arg;
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		tm_st(&cell[0], tm_ltx(&cell[0]) + 100);
 	}
 	taken = 1;
@@ -65,7 +66,8 @@ static void assert_line_free(void)
 /* The next block is an outermost one: its stores are committed. */
 static void assert_next_block_commits(void)
 {
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		tm_st(&other[0], 9);
 	}
 	ck_assert_uint_eq(other[0], 9);
@@ -87,7 +89,8 @@ START_TEST(test_longjmp_out_of_tm_atomic_ends_the_block)
 
 	set_mode(_i);
 	if (setjmp(out) == 0) {
-		TM_ATOMIC {
+		TM_ATOMIC
+		{
 			(void)tm_ltx(&cell[0]);
 			store_and_jump();
 		}
@@ -102,7 +105,8 @@ START_TEST(test_longjmp_out_of_tm_atomic_ends_the_block)
 	ck_assert_uint_eq(cell[0], 100);
 	assert_next_block_commits();
 	/* tm_abort() in a later block leaves that block, and returns here. */
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		tm_st(&other[0], 1);
 		tm_abort();
 	}
@@ -127,7 +131,8 @@ static __attribute__((noinline)) int jump_within(void)
 START_TEST(test_longjmp_inside_tm_atomic_stays_in_the_block)
 {
 	set_mode(_i);
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		(void)tm_ltx(&cell[0]);
 		ck_assert_int_eq(jump_within(), 1);
 		ck_assert(tm_in_transaction());
@@ -200,7 +205,8 @@ START_TEST(test_siglongjmp_out_of_a_handler_leaves_the_block)
 	set_mode(_i);
 	install(jump_out);
 	if (sigsetjmp(from_handler, 1) == 0) {
-		TM_ATOMIC {
+		TM_ATOMIC
+		{
 			runs++;
 			tm_st(&cell[0], tm_ltx(&cell[0]) + 1);
 			raise(SIGUSR1);
@@ -228,7 +234,8 @@ START_TEST(test_handler_that_returns_restarts_the_block)
 
 	set_mode(_i);
 	install(just_return);
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		runs++;
 		tm_st(&cell[0], tm_ltx(&cell[0]) + 1);
 		if (runs == 1)
@@ -287,7 +294,8 @@ END_TEST
 static __attribute__((unused)) void *exit_inside(void *arg)
 {
 	(void)arg;
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		tm_st(&cell[0], 1);
 		pthread_exit(NULL);
 		tm_st(&other[0], 1);
@@ -298,7 +306,8 @@ static __attribute__((unused)) void *exit_inside(void *arg)
 static __attribute__((unused)) void *cancelled_inside(void *arg)
 {
 	(void)arg;
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		struct timespec d = { 10, 0 };
 
 		tm_st(&cell[0], 1);
@@ -346,7 +355,8 @@ END_TEST
 /* Leaving the body with return, break or goto still commits. */
 static int store_and_return(void)
 {
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		tm_st(&cell[0], 7);
 		return 1;
 	}
@@ -359,12 +369,14 @@ START_TEST(test_return_break_goto_commit)
 	ck_assert_int_eq(store_and_return(), 1);
 	ck_assert_uint_eq(cell[0], 7);
 	ck_assert(!tm_in_transaction());
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		tm_st(&other[0], 8);
 		break;
 	}
 	ck_assert_uint_eq(other[0], 8);
-	TM_ATOMIC {
+	TM_ATOMIC
+	{
 		tm_st(&other[0], 9);
 		goto after;
 	}
@@ -386,17 +398,17 @@ static Suite *suite(void)
 	tcase_add_loop_test(j, test_handler_that_returns_restarts_the_block, 0,
 			    2);
 	tcase_add_loop_test(j, test_return_break_goto_commit, 0, 2);
-	tcase_add_loop_test(j, test_signal_releases_the_lines_before_the_handler,
-			    0, 4);
+	tcase_add_loop_test(
+		j, test_signal_releases_the_lines_before_the_handler, 0, 4);
 #ifndef LTX_TEST_STATIC
 	/* The jump and unwind hooks are libltx.so's (rt/jump.h,
 	 * rt/unwind.h): a static program keeps libc's and libgcc's. */
 	tcase_add_loop_test(j, test_longjmp_out_of_tm_atomic_ends_the_block, 0,
 			    2);
-	tcase_add_loop_test(j, test_siglongjmp_out_of_a_handler_aborts_and_restores,
-			    0, 2);
-	tcase_add_loop_test(j, test_siglongjmp_out_of_a_handler_leaves_the_block,
-			    0, 2);
+	tcase_add_loop_test(
+		j, test_siglongjmp_out_of_a_handler_aborts_and_restores, 0, 2);
+	tcase_add_loop_test(
+		j, test_siglongjmp_out_of_a_handler_leaves_the_block, 0, 2);
 #endif
 	suite_add_tcase(s, j);
 	tcase_set_timeout(u, 30);

@@ -51,9 +51,9 @@ START_TEST(test_merged_word_takes_dirty_bytes_from_the_entry)
 			/* Neighbouring words dirty too: they must not leak. */
 			w.mask = ((uint64_t)dirty << (i * 8)) |
 				 ((seed >> 32) & ~((uint64_t)0xff << (i * 8)));
-			ck_assert_uint_eq(ltx_wset_merged_word(&w, &line[i]),
-					  merge_bytes(line[i], w.data[i],
-						      dirty));
+			ck_assert_uint_eq(
+				ltx_wset_merged_word(&w, &line[i]),
+				merge_bytes(line[i], w.data[i], dirty));
 		}
 	}
 }

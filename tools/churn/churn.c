@@ -72,7 +72,7 @@ static void insert(long key)
 	}
 }
 
-static void delete(long key)
+static void delete (long key)
 {
 	for (;;) {
 		struct node *prev, *cur = find(key, &prev);
@@ -109,7 +109,7 @@ static void *run(void *arg)
 		if (rand_r(&w->seed) & 1)
 			insert(key);
 		else
-			delete(key);
+			delete (key);
 		w->ops++;
 	}
 	return NULL;
@@ -183,8 +183,7 @@ static bool trial_in_child(int tm, struct result *out)
 		r.ops_per_s = -1;
 	close(fd[0]);
 	waitpid(pid, &status, 0);
-	if (r.ops_per_s < 0 || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) != 0)
+	if (r.ops_per_s < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return false;
 	*out = r;
 	return true;

@@ -82,8 +82,8 @@ int main(int argc, char **argv)
 		ntransfers = strtol(argv[2], NULL, 10);
 	if (argc > 3)
 		naccounts = strtol(argv[3], NULL, 10);
-	if (nthreads < 1 || nthreads > 256 || ntransfers < 0 ||
-	    naccounts < 2 || naccounts > 1000000) {
+	if (nthreads < 1 || nthreads > 256 || ntransfers < 0 || naccounts < 2 ||
+	    naccounts > 1000000) {
 		fprintf(stderr, "usage: bank [THREADS(1-256) [TRANSFERS "
 				"[ACCOUNTS(2-1e6)]]]\n");
 		return 2;

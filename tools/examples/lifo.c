@@ -17,28 +17,30 @@ typedef long data_t;
 
 /* ---- Figure 8.4, verbatim but for the deleted delays ---- */
 struct elem {
-  data_t d;
-  struct elem *c;
+	data_t d;
+	struct elem *c;
 };
 struct elem *top;
-void push(struct elem *n) {
-  while (1) {
-    n->c = LTX(top);
-    ST(&top, n);
-    if (COMMIT())
-      return;
-  }
+void push(struct elem *n)
+{
+	while (1) {
+		n->c = LTX(top);
+		ST(&top, n);
+		if (COMMIT())
+			return;
+	}
 }
-struct elem *pop(void) {
-  while (1) {
-    struct elem *res = LTX(top);
-    if (VALIDATE()) {
-      if (res != NULL)
-        ST(&top, res->c);
-      if (COMMIT())
-        return res;
-    }
-  }
+struct elem *pop(void)
+{
+	while (1) {
+		struct elem *res = LTX(top);
+		if (VALIDATE()) {
+			if (res != NULL)
+				ST(&top, res->c);
+			if (COMMIT())
+				return res;
+		}
+	}
 }
 /* ---- end of Figure 8.4 ---- */
 
@@ -101,7 +103,8 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("lifo: %ld threads, each pushing and popping %ld elements "
-	       "through Figure 8.4's LIFO\n", nthreads, nops);
+	       "through Figure 8.4's LIFO\n",
+	       nthreads, nops);
 	for (long t = 0; t < nthreads; t++)
 		pthread_create(&w[t].thread, NULL, run, &w[t]);
 	for (long t = 0; t < nthreads; t++)
@@ -113,8 +116,8 @@ int main(int argc, char **argv)
 		popped += w[t].popped;
 		for (long i = 0; i < nthreads * nops; i++)
 			seen[i] += w[t].seen[i];
-		printf("  thread %ld: pushed %ld, popped %ld\n", t,
-		       w[t].pushed, w[t].popped);
+		printf("  thread %ld: pushed %ld, popped %ld\n", t, w[t].pushed,
+		       w[t].popped);
 	}
 	for (long i = 0; i < nthreads * nops; i++) {
 		if (seen[i] == 0)
@@ -126,8 +129,8 @@ int main(int argc, char **argv)
 	/* Each push and each pop is one committed transaction. */
 	printf("lifo: %ld transactions committed\n", total + popped);
 	printf("lifo: pushed %ld, popped %ld, lost %ld, duplicated %ld, "
-	       "stack %s at the end\n", total, popped, lost, dup,
-	       top == NULL ? "empty" : "NOT empty");
+	       "stack %s at the end\n",
+	       total, popped, lost, dup, top == NULL ? "empty" : "NOT empty");
 	if (lost || dup || top != NULL || popped != total) {
 		printf("lifo: FAILED\n");
 		return 1;

@@ -37,10 +37,20 @@ static inline void bench_spin_unlock(void)
 }
 
 #define TX_SAFE
-#define LOAD(lv) (lv)
-#define LOADX(lv) (lv)
+#define LOAD(lv)     (lv)
+#define LOADX(lv)    (lv)
 #define STORE(lv, v) ((lv) = (v))
-#define TX_BEGIN(w) do { bench_spin_lock(); do {
-#define TX_END(w) } while (0); bench_spin_unlock(); } while (0)
-#define TX_RESTART(w)                                                         \
-	bench_fatal("ltxbench: code under a spinlock read an impossible value")
+#define TX_BEGIN(w)                                                            \
+	do {                                                                   \
+		bench_spin_lock();                                             \
+		do {
+#define TX_END(w)                                                              \
+	}                                                                      \
+	while (0)                                                              \
+		;                                                              \
+	bench_spin_unlock();                                                   \
+	}                                                                      \
+	while (0)
+#define TX_RESTART(w)                                                          \
+	bench_fatal("ltxbench: code under a spinlock read an impossible "      \
+		    "value")

@@ -7,14 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BENCH_CACHELINE 64
+#define BENCH_CACHELINE	  64
 #define BENCH_MAX_THREADS 256
 
 /* A workload's parameters; -1 means "the workload's default". */
 struct bench_params {
-	long size;	/* initial elements (intsets, bank accounts, dlist) */
-	long range;	/* keys are drawn from [0, range) */
-	long update;	/* percent of operations that write */
+	long size;   /* initial elements (intsets, bank accounts, dlist) */
+	long range;  /* keys are drawn from [0, range) */
+	long update; /* percent of operations that write */
 	uint64_t seed;
 };
 
@@ -24,13 +24,13 @@ struct bench_params {
  * the struct is cache-line aligned so that threads never share a line.
  */
 struct bench_worker {
-	uint64_t rng;		/* xorshift64 state */
+	uint64_t rng; /* xorshift64 state */
 	long id, nthreads;
-	long ops;		/* operations completed */
-	long commits, aborts;	/* transactions (TM implementations only) */
-	long stat[4];		/* workload's own counters (inserts...) */
-	void *priv;		/* workload's per-thread data */
-	void *priv_run;		/* the runner's */
+	long ops;	      /* operations completed */
+	long commits, aborts; /* transactions (TM implementations only) */
+	long stat[4];	      /* workload's own counters (inserts...) */
+	void *priv;	      /* workload's per-thread data */
+	void *priv_run;	      /* the runner's */
 	/* Per-thread bump allocator: nodes are never freed during a run. */
 	char *arena, *arena_end;
 } __attribute__((aligned(BENCH_CACHELINE * 2)));

@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 	}
 	if (argc - i != 7) {
 		fprintf(stderr, "usage: ltxbench-gnutm [--expect-ltx] WORKLOAD "
-			"THREADS SECONDS SIZE RANGE UPDATE SEED\n");
+				"THREADS SECONDS SIZE RANGE UPDATE SEED\n");
 		return 2;
 	}
 	nthreads = number(argv[i + 1], "thread count");

@@ -92,7 +92,8 @@ static bool lf_lifo_check(struct bench_state *st, const struct bench_params *p,
 	for (struct lf_node *n = s->top; n != NULL; n = n->next) {
 		if (n < s->nodes || n >= s->nodes + s->n || count > s->n ||
 		    seen[n->id]++) {
-			snprintf(msg, len, "the stack holds a node twice, a "
+			snprintf(msg, len,
+				 "the stack holds a node twice, a "
 				 "cycle or a foreign node");
 			return false;
 		}
@@ -118,8 +119,8 @@ static struct bench_state *lf_counter_setup(const struct bench_params *p,
 	return bench_alloc(w, sizeof(struct lf_counter));
 }
 
-static long lf_counter_op(struct bench_state *st,
-			  const struct bench_params *p, struct bench_worker *w)
+static long lf_counter_op(struct bench_state *st, const struct bench_params *p,
+			  struct bench_worker *w)
 {
 	struct lf_counter *s = (struct lf_counter *)st;
 
@@ -150,14 +151,17 @@ static const struct bench_workload lf_lifo = {
 	.name = "lifo",
 	.describe = "Treiber stack, 16-byte CAS with a generation",
 	.defaults = { .size = 64, .range = 0, .update = 100 },
-	.setup = lf_lifo_setup, .op = lf_lifo_op, .check = lf_lifo_check,
+	.setup = lf_lifo_setup,
+	.op = lf_lifo_op,
+	.check = lf_lifo_check,
 };
 
 static const struct bench_workload lf_counter = {
 	.name = "counter",
 	.describe = "atomic fetch-and-add",
 	.defaults = { .size = 1, .range = 0, .update = 100 },
-	.setup = lf_counter_setup, .op = lf_counter_op,
+	.setup = lf_counter_setup,
+	.op = lf_counter_op,
 	.check = lf_counter_check,
 };
 
@@ -165,10 +169,14 @@ static const struct bench_workload lf_counting = {
 	.name = "hm93-counting",
 	.describe = "atomic fetch-and-add",
 	.defaults = { .size = 1, .range = 0, .update = 100 },
-	.setup = lf_counter_setup, .op = lf_counter_op,
+	.setup = lf_counter_setup,
+	.op = lf_counter_op,
 	.check = lf_counter_check,
 };
 
 const struct bench_workload *const bench_lockfree_workloads[] = {
-	&lf_lifo, &lf_counter, &lf_counting, NULL,
+	&lf_lifo,
+	&lf_counter,
+	&lf_counting,
+	NULL,
 };

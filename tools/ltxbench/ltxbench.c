@@ -56,14 +56,21 @@ static const char *prepare_visible(void)
 }
 
 static const struct bench_impl impls[] = {
-	{ .name = "seq", .workloads = bench_seq_workloads,
+	{ .name = "seq",
+	  .workloads = bench_seq_workloads,
 	  .single_thread_only = true },
-	{ .name = "ltx-invisible", .workloads = bench_ltx_workloads,
-	  .prepare = prepare_invisible, .counts_aborts = true },
-	{ .name = "ltx-visible", .workloads = bench_ltx_workloads,
-	  .prepare = prepare_visible, .counts_aborts = true },
-	{ .name = "ltx-inline", .workloads = bench_ltx_inline_workloads,
-	  .prepare = prepare_invisible, .counts_aborts = true },
+	{ .name = "ltx-invisible",
+	  .workloads = bench_ltx_workloads,
+	  .prepare = prepare_invisible,
+	  .counts_aborts = true },
+	{ .name = "ltx-visible",
+	  .workloads = bench_ltx_workloads,
+	  .prepare = prepare_visible,
+	  .counts_aborts = true },
+	{ .name = "ltx-inline",
+	  .workloads = bench_ltx_inline_workloads,
+	  .prepare = prepare_invisible,
+	  .counts_aborts = true },
 	{ .name = "mutex", .workloads = bench_mutex_workloads },
 	{ .name = "spin", .workloads = bench_spin_workloads },
 	{ .name = "lockfree", .workloads = bench_lockfree_workloads },
@@ -77,10 +84,10 @@ static const struct bench_impl impls[] = {
 #define WORKLOADS bench_seq_workloads
 
 struct cell {
-	double *rate;	/* ops/s of each repetition */
+	double *rate; /* ops/s of each repetition */
 	int nrates;
 	long commits, aborts;
-	const char *na;	/* why this implementation could not run */
+	const char *na; /* why this implementation could not run */
 };
 
 static struct {
@@ -111,52 +118,84 @@ static struct cell *cell_at(int w, int i, long t)
 /* usage: the synopsis, and with full the description of every option. */
 static void usage(FILE *f, bool full)
 {
-	fputs(
-"usage: ltxbench [-q] [-w LIST] [-i LIST] [-t LIST] [-r N] [-d SECONDS]\n"
-"                [-b IMPL] [--size N] [--range N] [--update PCT] [--seed N]\n"
-"                [--csv | --json | --markdown] [--plot FILE.png|FILE.svg]\n"
-"                [--gnutm PATH] [--libltx PATH] [--[no-]progress]\n"
-"       ltxbench -l | -h | -V\n", f);
+	fputs("usage: ltxbench [-q] [-w LIST] [-i LIST] [-t LIST] [-r N] [-d "
+	      "SECONDS]\n"
+	      "                [-b IMPL] [--size N] [--range N] [--update PCT] "
+	      "[--seed N]\n"
+	      "                [--csv | --json | --markdown] [--plot "
+	      "FILE.png|FILE.svg]\n"
+	      "                [--gnutm PATH] [--libltx PATH] "
+	      "[--[no-]progress]\n"
+	      "       ltxbench -l | -h | -V\n",
+	      f);
 	if (!full) {
 		fputs("Try 'ltxbench --help' for what each option does.\n", f);
 		return;
 	}
 	fprintf(f,
-"Runs each workload on each implementation at each thread count, REPS\n"
-"times, each run in a child process and checked at its end; prints the\n"
-"median throughput, the abort rate and the ratio to a baseline.\n"
-"  -q, --quick          short sweep: 0.08 s runs, 3 repetitions\n"
-"  -w, --workloads LIST workloads, comma-separated (default: all; see -l)\n"
-"  -i, --impls LIST     implementations, comma-separated (default: all)\n"
-"  -t, --threads LIST   thread counts, 1 to %d (default: 1,2,4,8)\n"
-"  -r, --reps N         runs per point, the median is shown (default: 5)\n"
-"  -d, --duration S     seconds per run (default: 1)\n"
-"  -b, --baseline IMPL  the ratio column divides by IMPL's figure at the\n"
-"                       same thread count (default: mutex)\n"
-"      --size N         override the workloads' size (elements, accounts,\n"
-"                       slots); the integer sets' range becomes 2N\n"
-"      --range N        override the key range of the integer sets\n"
-"      --update PCT     override the percentage of updating operations\n"
-"      --seed N         seed of the per-thread generators (default: 1)\n"
-"      --csv            print CSV instead of the table\n"
-"      --json           print JSON instead of the table\n"
-"      --markdown       print a Markdown table, with command and machine\n"
-"      --plot FILE      also draw throughput against threads with gnuplot,\n"
-"                       one panel per workload, as PNG or SVG (by FILE's\n"
-"                       extension); FILE is checked before anything runs\n"
-"      --gnutm PATH     the helper built with gcc -fgnu-tm (libitm,\n"
-"                       libitm-ml_wt, ltx-itm; default: $LTXBENCH_GNUTM,\n"
-"                       beside ltxbench, or where it is installed)\n"
-"      --libltx PATH    the libltx.so that ltx-itm preloads (default:\n"
-"                       $LTXBENCH_LIBLTX, or the one ltxbench uses)\n"
-"      --progress       show progress and the time left on standard error\n"
-"      --no-progress    do not (default: progress when it is a terminal)\n"
-"  -l, --list           list workloads and implementations, and exit\n"
-"  -h, --help           print this help, and exit\n"
-"  -V, --version        print the version, and exit\n"
-"Exit status: 0 when every point ran (some implementations may be\n"
-"unavailable), 1 when a run failed, an invariant broke, the plot could\n"
-"not be written or nothing could run, 2 for a bad option.\n",
+		"Runs each workload on each implementation at each thread "
+		"count, REPS\n"
+		"times, each run in a child process and checked at its end; "
+		"prints the\n"
+		"median throughput, the abort rate and the ratio to a "
+		"baseline.\n"
+		"  -q, --quick          short sweep: 0.08 s runs, 3 "
+		"repetitions\n"
+		"  -w, --workloads LIST workloads, comma-separated (default: "
+		"all; see -l)\n"
+		"  -i, --impls LIST     implementations, comma-separated "
+		"(default: all)\n"
+		"  -t, --threads LIST   thread counts, 1 to %d (default: "
+		"1,2,4,8)\n"
+		"  -r, --reps N         runs per point, the median is shown "
+		"(default: 5)\n"
+		"  -d, --duration S     seconds per run (default: 1)\n"
+		"  -b, --baseline IMPL  the ratio column divides by IMPL's "
+		"figure at the\n"
+		"                       same thread count (default: mutex)\n"
+		"      --size N         override the workloads' size "
+		"(elements, accounts,\n"
+		"                       slots); the integer sets' range "
+		"becomes 2N\n"
+		"      --range N        override the key range of the integer "
+		"sets\n"
+		"      --update PCT     override the percentage of updating "
+		"operations\n"
+		"      --seed N         seed of the per-thread generators "
+		"(default: 1)\n"
+		"      --csv            print CSV instead of the table\n"
+		"      --json           print JSON instead of the table\n"
+		"      --markdown       print a Markdown table, with command "
+		"and machine\n"
+		"      --plot FILE      also draw throughput against threads "
+		"with gnuplot,\n"
+		"                       one panel per workload, as PNG or SVG "
+		"(by FILE's\n"
+		"                       extension); FILE is checked before "
+		"anything runs\n"
+		"      --gnutm PATH     the helper built with gcc -fgnu-tm "
+		"(libitm,\n"
+		"                       libitm-ml_wt, ltx-itm; default: "
+		"$LTXBENCH_GNUTM,\n"
+		"                       beside ltxbench, or where it is "
+		"installed)\n"
+		"      --libltx PATH    the libltx.so that ltx-itm preloads "
+		"(default:\n"
+		"                       $LTXBENCH_LIBLTX, or the one ltxbench "
+		"uses)\n"
+		"      --progress       show progress and the time left on "
+		"standard error\n"
+		"      --no-progress    do not (default: progress when it is a "
+		"terminal)\n"
+		"  -l, --list           list workloads and implementations, "
+		"and exit\n"
+		"  -h, --help           print this help, and exit\n"
+		"  -V, --version        print the version, and exit\n"
+		"Exit status: 0 when every point ran (some implementations may "
+		"be\n"
+		"unavailable), 1 when a run failed, an invariant broke, the "
+		"plot could\n"
+		"not be written or nothing could run, 2 for a bad option.\n",
 		BENCH_MAX_THREADS);
 }
 
@@ -400,8 +439,7 @@ static int run_point(int w, int i, long threads, int rep, double *rate,
 			printf("na %s: %s\n", helper, strerror(errno));
 			exit(3);
 		}
-		exit(bench_child_main(im, wl->name, &p, threads,
-				      opt.duration));
+		exit(bench_child_main(im, wl->name, &p, threads, opt.duration));
 	}
 	close(fd[1]);
 	while (len < sizeof(buf) - 1 &&
@@ -430,7 +468,8 @@ static int run_point(int w, int i, long threads, int rep, double *rate,
 		double secs;
 
 		if (sscanf(line, "ok %ld %lf %ld %ld checked", &ops, &secs,
-			   commits, aborts) == 4 && secs > 0) {
+			   commits, aborts) == 4 &&
+		    secs > 0) {
 			*rate = (double)ops / secs;
 			checked_runs++;
 			return 0;
@@ -439,8 +478,8 @@ static int run_point(int w, int i, long threads, int rep, double *rate,
 	fprintf(stderr, "\nltxbench: FAILED: %s on %s with %ld threads ",
 		wl->name, im->name, threads);
 	if (WIFSIGNALED(status))
-		fprintf(stderr, "(killed by signal %d: %s)\n",
-			WTERMSIG(status), strsignal(WTERMSIG(status)));
+		fprintf(stderr, "(killed by signal %d: %s)\n", WTERMSIG(status),
+			strsignal(WTERMSIG(status)));
 	else
 		fprintf(stderr, "(exit status %d, output '%s')\n",
 			WIFEXITED(status) ? WEXITSTATUS(status) : -1, line);
@@ -769,8 +808,8 @@ static void print_table(void)
 	       opt.duration, opt.reps, bname);
 	machine_line(stdout, "# ");
 	snprintf(vs, sizeof(vs), "vs %s", bname);
-	printf("%-15s %-14s %7s %10s %7s %10s\n", "workload", "impl",
-	       "threads", "ops/s", "abort%", vs);
+	printf("%-15s %-14s %7s %10s %7s %10s\n", "workload", "impl", "threads",
+	       "ops/s", "abort%", vs);
 	for (int w = 0; w < opt.nwl; w++)
 		for (int i = 0; i < opt.nim; i++)
 			for (long t = 0; t < opt.nthreads; t++) {
@@ -781,9 +820,9 @@ static void print_table(void)
 					continue;
 				if (r.na != NULL) {
 					printf("%-15s %-14s %7ld %10s %7s "
-					       "%10s  (%s)\n", r.wl, r.im,
-					       r.threads, "n/a", "-", "-",
-					       r.na);
+					       "%10s  (%s)\n",
+					       r.wl, r.im, r.threads, "n/a",
+					       "-", "-", r.na);
 					continue;
 				}
 				human(r.med, ops, sizeof(ops));
@@ -795,8 +834,8 @@ static void print_table(void)
 				if (r.ratio >= 0)
 					snprintf(ra, sizeof(ra), "%.2fx",
 						 r.ratio);
-				printf("%-15s %-14s %7ld %10s %7s %10s\n",
-				       r.wl, r.im, r.threads, ops, ab, ra);
+				printf("%-15s %-14s %7ld %10s %7s %10s\n", r.wl,
+				       r.im, r.threads, ops, ab, ra);
 			}
 }
 
@@ -853,8 +892,9 @@ static void print_markdown(void)
 		for (int w = 0; w < opt.nwl && !shown[i]; w++)
 			for (long t = 0; t < opt.nthreads; t++)
 				if (cell_at(w, i, t)->na != NULL) {
-					printf("%s%s: n/a (%s)", any_na ?
-					       "; " : "\nNot measured: ",
+					printf("%s%s: n/a (%s)",
+					       any_na ? "; "
+						      : "\nNot measured: ",
 					       impls[opt.im[i]].name,
 					       cell_at(w, i, t)->na);
 					any_na = true;
@@ -883,8 +923,7 @@ static void print_csv(void)
 					printf(",,,,,\"n/a (%s)\"\n", r.na);
 					continue;
 				}
-				printf("%.0f,%.0f,%.0f,", r.med, r.min,
-				       r.max);
+				printf("%.0f,%.0f,%.0f,", r.med, r.min, r.max);
 				if (r.abort_pct >= 0)
 					printf("%.3f", r.abort_pct);
 				putchar(',');
@@ -938,8 +977,9 @@ static void print_json(void)
 					continue;
 				printf("%s\n    {\"workload\": \"%s\", "
 				       "\"impl\": \"%s\", \"threads\": %ld, "
-				       "\"reps\": %d, ", first ? "" : ",",
-				       r.wl, r.im, r.threads, r.nrates);
+				       "\"reps\": %d, ",
+				       first ? "" : ",", r.wl, r.im, r.threads,
+				       r.nrates);
 				first = false;
 				if (r.na != NULL) {
 					printf("\"na\": ");
@@ -949,8 +989,8 @@ static void print_json(void)
 				}
 				printf("\"ops_per_s\": %.0f, \"ops_per_s_min\":"
 				       " %.0f, \"ops_per_s_max\": %.0f, "
-				       "\"abort_pct\": ", r.med, r.min,
-				       r.max);
+				       "\"abort_pct\": ",
+				       r.med, r.min, r.max);
 				if (r.abort_pct >= 0)
 					printf("%.3f", r.abort_pct);
 				else
@@ -993,16 +1033,16 @@ static const struct look {
 	const char *color;
 	int point, dash;
 } looks[] = {
-	{"#000000", -1, 2}, /* seq */
-	{"#0046ad", 7, 1},  /* ltx-invisible */
-	{"#6a1b9a", 5, 1},  /* ltx-visible */
-	{"#1565c0", 3, 6},  /* ltx-inline */
-	{"#c62828", 9, 3},  /* mutex */
-	{"#e65100", 11, 4}, /* spin */
-	{"#2e7d32", 13, 5}, /* lockfree */
-	{"#795548", 4, 2},  /* libitm */
-	{"#546e7a", 6, 2},  /* libitm-ml_wt */
-	{"#00838f", 8, 1},  /* ltx-itm */
+	{ "#000000", -1, 2 }, /* seq */
+	{ "#0046ad", 7, 1 },  /* ltx-invisible */
+	{ "#6a1b9a", 5, 1 },  /* ltx-visible */
+	{ "#1565c0", 3, 6 },  /* ltx-inline */
+	{ "#c62828", 9, 3 },  /* mutex */
+	{ "#e65100", 11, 4 }, /* spin */
+	{ "#2e7d32", 13, 5 }, /* lockfree */
+	{ "#795548", 4, 2 },  /* libitm */
+	{ "#546e7a", 6, 2 },  /* libitm-ml_wt */
+	{ "#00838f", 8, 1 },  /* ltx-itm */
 };
 _Static_assert(sizeof(looks) / sizeof(looks[0]) == NIMPLS,
 	       "one look per implementation");
@@ -1117,7 +1157,7 @@ static int plot(void)
 	int cols = cells < 3 ? cells : 3;
 	int rows = (cells + cols - 1) / cols;
 	long th[BENCH_MAX_THREADS];
-	bool drawn[NIMPLS] = {false};
+	bool drawn[NIMPLS] = { false };
 	char why[128];
 	struct stat st;
 	FILE *g;
@@ -1315,10 +1355,18 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":qw:i:t:r:d:b:lhV", longopts,
 				NULL)) != -1) {
 		switch (c) {
-		case 'q': quick = true; break;
-		case 'w': wls = optarg; break;
-		case 'i': ims = optarg; break;
-		case 't': ths = optarg; break;
+		case 'q':
+			quick = true;
+			break;
+		case 'w':
+			wls = optarg;
+			break;
+		case 'i':
+			ims = optarg;
+			break;
+		case 't':
+			ths = optarg;
+			break;
 		case 'r':
 			reps = (int)parse_long(optarg, 1, 1000, "repetitions");
 			break;
@@ -1330,33 +1378,60 @@ int main(int argc, char **argv)
 					    "more than 0, at most 3600)",
 					    optarg);
 			break;
-		case 'b': base = optarg; break;
-		case 'l': list(); return 0;
-		case 'h': usage(stdout, true); return 0;
-		case 'V': printf("ltxbench %s\n", LTXBENCH_VERSION); return 0;
+		case 'b':
+			base = optarg;
+			break;
+		case 'l':
+			list();
+			return 0;
+		case 'h':
+			usage(stdout, true);
+			return 0;
+		case 'V':
+			printf("ltxbench %s\n", LTXBENCH_VERSION);
+			return 0;
 		case 'S':
 			opt.user.size = parse_long(optarg, 0, 1L << 26, "size");
 			break;
 		case 'R':
-			opt.user.range = parse_long(optarg, 1, 1L << 40,
-						    "range");
+			opt.user.range =
+				parse_long(optarg, 1, 1L << 40, "range");
 			break;
 		case 'U':
-			opt.user.update = parse_long(optarg, 0, 100,
-						     "update percentage");
+			opt.user.update =
+				parse_long(optarg, 0, 100, "update percentage");
 			break;
 		case 's':
 			opt.user.seed = (uint64_t)parse_long(optarg, 0,
 							     LONG_MAX, "seed");
 			break;
-		case 'C': opt.out = OUT_CSV; outs++; break;
-		case 'J': opt.out = OUT_JSON; outs++; break;
-		case 'M': opt.out = OUT_MARKDOWN; outs++; break;
-		case 'P': opt.plot = optarg; break;
-		case 'G': opt.gnutm = optarg; break;
-		case 'L': opt.libltx = optarg; break;
-		case 'p': opt.progress = 1; break;
-		case 'n': opt.progress = 0; break;
+		case 'C':
+			opt.out = OUT_CSV;
+			outs++;
+			break;
+		case 'J':
+			opt.out = OUT_JSON;
+			outs++;
+			break;
+		case 'M':
+			opt.out = OUT_MARKDOWN;
+			outs++;
+			break;
+		case 'P':
+			opt.plot = optarg;
+			break;
+		case 'G':
+			opt.gnutm = optarg;
+			break;
+		case 'L':
+			opt.libltx = optarg;
+			break;
+		case 'p':
+			opt.progress = 1;
+			break;
+		case 'n':
+			opt.progress = 0;
+			break;
 		case ':':
 			usage_error("option '%s' needs a value",
 				    argv[optind - 1]);
@@ -1393,11 +1468,12 @@ int main(int argc, char **argv)
 
 		if (strncmp(wl->name, "intset-", 7) == 0 && p.range < p.size)
 			usage_error("%s: the key range (%ld) is smaller than "
-				    "the size (%ld)", wl->name, p.range,
-				    p.size);
+				    "the size (%ld)",
+				    wl->name, p.range, p.size);
 	}
 	if (opt.plot != NULL && !gnuplot_found()) {
-		fprintf(stderr, "ltxbench: --plot needs gnuplot, which is not "
+		fprintf(stderr,
+			"ltxbench: --plot needs gnuplot, which is not "
 			"in PATH (install gnuplot or gnuplot-nox); nothing was "
 			"run\n");
 		return 1;
@@ -1411,16 +1487,24 @@ int main(int argc, char **argv)
 		snprintf(cmd + l, sizeof(cmd) - l, " %s", argv[k]);
 	}
 	opt.cmdline = cmd;
-	cells = calloc((size_t)opt.nwl * (size_t)opt.nim *
-			       (size_t)opt.nthreads, sizeof(*cells));
+	cells = calloc((size_t)opt.nwl * (size_t)opt.nim * (size_t)opt.nthreads,
+		       sizeof(*cells));
 	read_loadavg(opt.load_start, sizeof(opt.load_start));
 	sweep();
 	read_loadavg(opt.load_end, sizeof(opt.load_end));
 	switch (opt.out) {
-	case OUT_TABLE: print_table(); break;
-	case OUT_CSV: print_csv(); break;
-	case OUT_JSON: print_json(); break;
-	case OUT_MARKDOWN: print_markdown(); break;
+	case OUT_TABLE:
+		print_table();
+		break;
+	case OUT_CSV:
+		print_csv();
+		break;
+	case OUT_JSON:
+		print_json();
+		break;
+	case OUT_MARKDOWN:
+		print_markdown();
+		break;
 	}
 	fflush(stdout);
 	report_not_run();

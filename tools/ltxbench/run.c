@@ -111,8 +111,7 @@ int bench_run(const struct bench_impl *im, const struct bench_workload *wl,
 
 	if (im->prepare != NULL && (*why = im->prepare()) != NULL)
 		return 3;
-	w = aligned_alloc(BENCH_CACHELINE * 2,
-			  (size_t)nthreads * sizeof(*w));
+	w = aligned_alloc(BENCH_CACHELINE * 2, (size_t)nthreads * sizeof(*w));
 	tid = calloc((size_t)nthreads, sizeof(*tid));
 	if (w == NULL || tid == NULL)
 		bench_fatal("ltxbench: out of memory");
@@ -159,7 +158,8 @@ int bench_run(const struct bench_impl *im, const struct bench_workload *wl,
 	}
 	if (!wl->check(r.state, p, w, nthreads, msg, sizeof(msg)))
 		bench_fatal("ltxbench: %s on %s with %ld threads: INVARIANT "
-			    "BROKEN: %s", wl->name, im->name, nthreads, msg);
+			    "BROKEN: %s",
+			    wl->name, im->name, nthreads, msg);
 	pthread_barrier_destroy(&r.start);
 	free(tid);
 	free(w);

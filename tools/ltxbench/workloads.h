@@ -80,7 +80,8 @@ static bool lifo_check(struct bench_state *st, const struct bench_params *p,
 
 	for (struct lifo_node *n = s->top; n != NULL; n = n->next) {
 		if (n < s->nodes || n >= s->nodes + s->n || count > s->n) {
-			snprintf(msg, len, "the stack holds a foreign node or "
+			snprintf(msg, len,
+				 "the stack holds a foreign node or "
 				 "a cycle");
 			return false;
 		}
@@ -176,18 +177,18 @@ static int intset_pick(struct bench_worker *w, const struct bench_params *p,
 	return INTSET_CONTAINS;
 }
 
-static bool intset_check_size(long count, long initial,
-			      struct bench_worker *w, long nthreads,
-			      char *msg, size_t len)
+static bool intset_check_size(long count, long initial, struct bench_worker *w,
+			      long nthreads, char *msg, size_t len)
 {
 	long expect = initial;
 
 	for (long t = 0; t < nthreads; t++)
 		expect += w[t].stat[0] - w[t].stat[1];
 	if (count != expect) {
-		snprintf(msg, len, "the set holds %ld keys; %ld expected "
-			 "(initial size plus inserts minus removes)", count,
-			 expect);
+		snprintf(msg, len,
+			 "the set holds %ld keys; %ld expected "
+			 "(initial size plus inserts minus removes)",
+			 count, expect);
 		return false;
 	}
 	return true;
@@ -219,8 +220,8 @@ static struct list_node *list_new_node(struct bench_worker *w, long key)
  * stops every search first, so the snapshot was inconsistent.
  */
 static TX_SAFE bool list_find(struct intset_list *s, long key,
-			      struct list_node **prevp,
-			      struct list_node **curp, long *keyp)
+			      struct list_node **prevp, struct list_node **curp,
+			      long *keyp)
 {
 	struct list_node *prev = s->head, *cur;
 	long k;
@@ -241,8 +242,8 @@ static TX_SAFE bool list_find(struct intset_list *s, long key,
 	return true;
 }
 
-static long list_update(struct intset_list *s, struct bench_worker *w,
-			int kind, long key)
+static long list_update(struct intset_list *s, struct bench_worker *w, int kind,
+			long key)
 {
 	struct list_node *prev, *cur, *n = w->priv;
 	long k, done;
@@ -269,8 +270,7 @@ static long list_update(struct intset_list *s, struct bench_worker *w,
 	return done;
 }
 
-static long intset_list_op(struct bench_state *st,
-			   const struct bench_params *p,
+static long intset_list_op(struct bench_state *st, const struct bench_params *p,
 			   struct bench_worker *w)
 {
 	struct intset_list *s = (struct intset_list *)st;
@@ -309,18 +309,19 @@ static struct bench_state *intset_list_setup(const struct bench_params *p,
 
 static bool intset_list_check(struct bench_state *st,
 			      const struct bench_params *p,
-			      struct bench_worker *w, long nthreads,
-			      char *msg, size_t len)
+			      struct bench_worker *w, long nthreads, char *msg,
+			      size_t len)
 {
 	struct intset_list *s = (struct intset_list *)st;
 	long count = 0, last = LONG_MIN;
 	struct list_node *n;
 
-	for (n = s->head->next; n != NULL && n->key != LONG_MAX;
-	     n = n->next) {
+	for (n = s->head->next; n != NULL && n->key != LONG_MAX; n = n->next) {
 		if (n->key <= last || n->key >= p->range) {
-			snprintf(msg, len, "the list is not sorted or holds "
-				 "key %ld out of range", n->key);
+			snprintf(msg, len,
+				 "the list is not sorted or holds "
+				 "key %ld out of range",
+				 n->key);
 			return false;
 		}
 		last = n->key;
@@ -336,7 +337,7 @@ static bool intset_list_check(struct bench_state *st,
 /* -- intset-rbtree: a red-black tree (CLRS ch. 13) with NULL leaves -- */
 
 #define RB_BLACK 0 /* a doomed ltx load reads 0: black ends the fixups */
-#define RB_RED 1
+#define RB_RED	 1
 
 struct rb_node {
 	long key;
@@ -349,8 +350,7 @@ struct intset_rbtree {
 	long initial;
 };
 
-static TX_SAFE bool rb_rotate_left(struct intset_rbtree *t,
-				   struct rb_node *x)
+static TX_SAFE bool rb_rotate_left(struct intset_rbtree *t, struct rb_node *x)
 {
 	struct rb_node *y = LOAD(x->right), *yl, *xp;
 
@@ -373,8 +373,7 @@ static TX_SAFE bool rb_rotate_left(struct intset_rbtree *t,
 	return true;
 }
 
-static TX_SAFE bool rb_rotate_right(struct intset_rbtree *t,
-				    struct rb_node *x)
+static TX_SAFE bool rb_rotate_right(struct intset_rbtree *t, struct rb_node *x)
 {
 	struct rb_node *y = LOAD(x->left), *yr, *xp;
 
@@ -515,8 +514,8 @@ static TX_SAFE void rb_transplant(struct intset_rbtree *t, struct rb_node *u,
 }
 
 /* Restore the black heights after removing a black node; x's parent is xp. */
-static TX_SAFE bool rb_remove_fixup(struct intset_rbtree *t,
-				    struct rb_node *x, struct rb_node *xp)
+static TX_SAFE bool rb_remove_fixup(struct intset_rbtree *t, struct rb_node *x,
+				    struct rb_node *xp)
 {
 	struct rb_node *w, *wl, *wr;
 
@@ -778,11 +777,10 @@ struct intset_skiplist {
 	long initial;
 };
 
-static struct sl_node *sl_new_node(struct bench_worker *w, long key,
-				   long level)
+static struct sl_node *sl_new_node(struct bench_worker *w, long key, long level)
 {
-	struct sl_node *n = bench_alloc(w, sizeof(*n) +
-					(size_t)level * sizeof(n->next[0]));
+	struct sl_node *n =
+		bench_alloc(w, sizeof(*n) + (size_t)level * sizeof(n->next[0]));
 
 	n->key = key;
 	n->level = level;
@@ -883,9 +881,9 @@ static long intset_skiplist_op(struct bench_state *st,
 	return 1;
 }
 
-static struct bench_state *
-intset_skiplist_setup(const struct bench_params *p, struct bench_worker *w,
-		      long nthreads)
+static struct bench_state *intset_skiplist_setup(const struct bench_params *p,
+						 struct bench_worker *w,
+						 long nthreads)
 {
 	struct intset_skiplist *s = bench_alloc(w, sizeof(*s));
 	struct sl_node *tail = sl_new_node(w, LONG_MAX, SL_LEVELS);
@@ -917,9 +915,10 @@ static bool intset_skiplist_check(struct bench_state *st,
 		     x = x->next[lv]) {
 			if (x->key <= last || x->key >= p->range ||
 			    x->level <= lv) {
-				snprintf(msg, len, "level %ld is not sorted "
-					 "or links node %ld of level %ld", lv,
-					 x->key, x->level);
+				snprintf(msg, len,
+					 "level %ld is not sorted "
+					 "or links node %ld of level %ld",
+					 lv, x->key, x->level);
 				return false;
 			}
 			last = x->key;
@@ -965,8 +964,8 @@ static TX_SAFE struct hash_node **hash_find(struct intset_hash *s, long key,
 	return link;
 }
 
-static long hash_update(struct intset_hash *s, struct bench_worker *w,
-			int kind, long key)
+static long hash_update(struct intset_hash *s, struct bench_worker *w, int kind,
+			long key)
 {
 	struct hash_node **link, *cur, *n = w->priv;
 	long done;
@@ -979,8 +978,7 @@ static long hash_update(struct intset_hash *s, struct bench_worker *w,
 	TX_BEGIN(w);
 	done = 0;
 	link = hash_find(s, key, &cur);
-	if (kind == INTSET_INSERT &&
-	    (cur == NULL || LOAD(cur->key) != key)) {
+	if (kind == INTSET_INSERT && (cur == NULL || LOAD(cur->key) != key)) {
 		STORE(n->next, cur);
 		STORE(*link, n);
 		done = 1;
@@ -995,8 +993,7 @@ static long hash_update(struct intset_hash *s, struct bench_worker *w,
 	return done;
 }
 
-static long intset_hash_op(struct bench_state *st,
-			   const struct bench_params *p,
+static long intset_hash_op(struct bench_state *st, const struct bench_params *p,
 			   struct bench_worker *w)
 {
 	struct intset_hash *s = (struct intset_hash *)st;
@@ -1024,8 +1021,8 @@ static struct bench_state *intset_hash_setup(const struct bench_params *p,
 	long stat0 = w->stat[0];
 
 	s->nbuckets = p->size > 0 ? p->size : 1;
-	s->buckets = bench_alloc(w, (size_t)s->nbuckets *
-				 sizeof(s->buckets[0]));
+	s->buckets =
+		bench_alloc(w, (size_t)s->nbuckets * sizeof(s->buckets[0]));
 	while (s->initial < p->size)
 		s->initial += hash_update(s, w, INTSET_INSERT,
 					  bench_rand_below(w, p->range));
@@ -1035,8 +1032,8 @@ static struct bench_state *intset_hash_setup(const struct bench_params *p,
 
 static bool intset_hash_check(struct bench_state *st,
 			      const struct bench_params *p,
-			      struct bench_worker *w, long nthreads,
-			      char *msg, size_t len)
+			      struct bench_worker *w, long nthreads, char *msg,
+			      size_t len)
 {
 	struct intset_hash *s = (struct intset_hash *)st;
 	long count = 0;
@@ -1048,8 +1045,10 @@ static bool intset_hash_check(struct bench_state *st,
 		     n = n->next) {
 			if (n->key <= last || n->key % s->nbuckets != b ||
 			    n->key >= p->range) {
-				snprintf(msg, len, "bucket %ld is not sorted "
-					 "or holds key %ld", b, n->key);
+				snprintf(msg, len,
+					 "bucket %ld is not sorted "
+					 "or holds key %ld",
+					 b, n->key);
 				return false;
 			}
 			last = n->key;
@@ -1114,7 +1113,8 @@ static long bank_op(struct bench_state *st, const struct bench_params *p,
 	if (total != s->n * BANK_INITIAL)
 		bench_fatal("ltxbench: bank: INVARIANT BROKEN: a committed "
 			    "read-only transaction saw a total of %ld, not "
-			    "%ld", total, s->n * BANK_INITIAL);
+			    "%ld",
+			    total, s->n * BANK_INITIAL);
 	w->stat[0]++;
 	return 1;
 }
@@ -1218,9 +1218,10 @@ static long fifo_op(struct bench_state *st, const struct bench_params *p,
 		if (id < 0 || id >= w->nthreads || seq <= c->last[id])
 			bench_fatal("ltxbench: hm93-fifo: INVARIANT BROKEN: "
 				    "thread %ld dequeued (%ld, %ld) after "
-				    "(%ld, %ld)", w->id, id, seq, id,
-				    id >= 0 && id < w->nthreads ?
-				    c->last[id] : -1L);
+				    "(%ld, %ld)",
+				    w->id, id, seq, id,
+				    id >= 0 && id < w->nthreads ? c->last[id]
+								: -1L);
 		c->last[id] = seq;
 		c->count[id]++;
 		c->sum[id] += seq;
@@ -1258,10 +1259,11 @@ static bool fifo_check(struct bench_state *st, const struct bench_params *p,
 			}
 		}
 		if (count != n || sum != n * (n - 1) / 2) {
-			snprintf(msg, len, "thread %ld enqueued %ld values; "
+			snprintf(msg, len,
+				 "thread %ld enqueued %ld values; "
 				 "%ld were dequeued or left (sum %ld, "
-				 "expected %ld)", id, n, count, sum,
-				 n * (n - 1) / 2);
+				 "expected %ld)",
+				 id, n, count, sum, n * (n - 1) / 2);
 			return false;
 		}
 	}
@@ -1359,13 +1361,16 @@ static bool dlist_check(struct bench_state *st, const struct bench_params *p,
 	for (struct dnode *d = s->head; d != NULL; prev = d, d = d->next) {
 		if (d < s->nodes || d >= s->nodes + s->n || count >= s->n ||
 		    seen[d->id]++) {
-			snprintf(msg, len, "the list holds a node twice, a "
+			snprintf(msg, len,
+				 "the list holds a node twice, a "
 				 "cycle or a foreign node");
 			return false;
 		}
 		if (d->prev != prev) {
-			snprintf(msg, len, "node %ld's prev pointer does not "
-				 "match the forward order", d->id);
+			snprintf(msg, len,
+				 "node %ld's prev pointer does not "
+				 "match the forward order",
+				 d->id);
 			return false;
 		}
 		count++;
@@ -1386,8 +1391,7 @@ static bool dlist_check(struct bench_state *st, const struct bench_params *p,
 	}
 	free(seen);
 	if (count != s->n) {
-		snprintf(msg, len, "%ld of %ld nodes lost", s->n - count,
-			 s->n);
+		snprintf(msg, len, "%ld of %ld nodes lost", s->n - count, s->n);
 		return false;
 	}
 	return true;
@@ -1395,14 +1399,14 @@ static bool dlist_check(struct bench_state *st, const struct bench_params *p,
 
 /* ---- the table ---- */
 
-#define INTSET(nm, sz, rg, desc)                                              \
-	static const struct bench_workload wl_##nm = {                       \
-		.name = "intset-" #nm,                                        \
-		.describe = desc,                                             \
-		.defaults = { .size = sz, .range = rg, .update = 20 },        \
-		.setup = intset_##nm##_setup,                                 \
-		.op = intset_##nm##_op,                                       \
-		.check = intset_##nm##_check,                                 \
+#define INTSET(nm, sz, rg, desc)                                               \
+	static const struct bench_workload wl_##nm = {                         \
+		.name = "intset-" #nm,                                         \
+		.describe = desc,                                              \
+		.defaults = { .size = sz, .range = rg, .update = 20 },         \
+		.setup = intset_##nm##_setup,                                  \
+		.op = intset_##nm##_op,                                        \
+		.check = intset_##nm##_check,                                  \
 	}
 INTSET(list, 256, 512, "sorted linked list");
 INTSET(rbtree, 4096, 8192, "red-black tree");
@@ -1413,35 +1417,45 @@ static const struct bench_workload wl_lifo = {
 	.name = "lifo",
 	.describe = "the article's LIFO: pop, then push back",
 	.defaults = { .size = 64, .range = 0, .update = 100 },
-	.setup = lifo_setup, .op = lifo_op, .check = lifo_check,
+	.setup = lifo_setup,
+	.op = lifo_op,
+	.check = lifo_check,
 };
 
 static const struct bench_workload wl_counter = {
 	.name = "counter",
 	.describe = "one shared counter, read then written",
 	.defaults = { .size = 1, .range = 0, .update = 100 },
-	.setup = counter_setup, .op = counter_op, .check = counter_check,
+	.setup = counter_setup,
+	.op = counter_op,
+	.check = counter_check,
 };
 
 static const struct bench_workload wl_bank = {
 	.name = "bank",
 	.describe = "transfers, and read-only totals of every balance",
 	.defaults = { .size = 256, .range = 0, .update = 95 },
-	.setup = bank_setup, .op = bank_op, .check = bank_check,
+	.setup = bank_setup,
+	.op = bank_op,
+	.check = bank_check,
 };
 
 static const struct bench_workload wl_counting = {
 	.name = "hm93-counting",
 	.describe = "the article's counting: LTX, then ST",
 	.defaults = { .size = 1, .range = 0, .update = 100 },
-	.setup = counter_setup, .op = counting_op, .check = counter_check,
+	.setup = counter_setup,
+	.op = counting_op,
+	.check = counter_check,
 };
 
 static const struct bench_workload wl_fifo = {
 	.name = "hm93-fifo",
 	.describe = "the article's producer/consumer bounded FIFO",
 	.defaults = { .size = 32, .range = 0, .update = 100 },
-	.setup = fifo_setup, .op = fifo_op, .check = fifo_check,
+	.setup = fifo_setup,
+	.op = fifo_op,
+	.check = fifo_check,
 };
 
 static const struct bench_workload wl_dlist = {
@@ -1449,10 +1463,12 @@ static const struct bench_workload wl_dlist = {
 	.describe = "the article's doubly-linked list: dequeue head, "
 		    "enqueue tail",
 	.defaults = { .size = 0, .range = 0, .update = 100 },
-	.setup = dlist_setup, .op = dlist_op, .check = dlist_check,
+	.setup = dlist_setup,
+	.op = dlist_op,
+	.check = dlist_check,
 };
 
 const struct bench_workload *const BENCH_WORKLOADS[] = {
-	&wl_lifo, &wl_counter, &wl_list, &wl_rbtree, &wl_skiplist, &wl_hash,
-	&wl_bank, &wl_counting, &wl_fifo, &wl_dlist, NULL,
+	&wl_lifo, &wl_counter,	&wl_list, &wl_rbtree, &wl_skiplist, &wl_hash,
+	&wl_bank, &wl_counting, &wl_fifo, &wl_dlist,  NULL,
 };

@@ -119,21 +119,24 @@ static void refuse(const struct segment *s, int err)
 			    "reads version %u: use the ltxstat of the ltx the "
 			    "program runs on",
 			    s->path, s->v.version, LTX_STATSEG_VERSION);
-		die(EX_VERSION, "%s: segment version %u with another list of "
-				"counters (another build of ltx): use the "
-				"ltxstat of the ltx the program runs on",
+		die(EX_VERSION,
+		    "%s: segment version %u with another list of "
+		    "counters (another build of ltx): use the "
+		    "ltxstat of the ltx the program runs on",
 		    s->path, s->v.version);
 	case LTX_STATSEG_ENOTREG:
 		die(EX_NOTREG, "%s: not a regular file: refused", s->path);
 	case LTX_STATSEG_ETOOBIG:
-		die(EX_TOOBIG, "%s: larger than any statistics segment (%u "
-			       "bytes at most): refused",
+		die(EX_TOOBIG,
+		    "%s: larger than any statistics segment (%u "
+		    "bytes at most): refused",
 		    s->path, LTX_STATSEG_SIZE_MAX);
 	case LTX_STATSEG_EOWNER:
 	case LTX_STATSEG_EINODE:
 	case LTX_STATSEG_EPID:
-		die(EX_NOTOWN, "%s: %s: refused (planted by someone else, or "
-			       "left by another process)",
+		die(EX_NOTOWN,
+		    "%s: %s: refused (planted by someone else, or "
+		    "left by another process)",
 		    s->path, ltx_statseg_strerror(err));
 	default:
 		die(EX_CORRUPT, "%s: %s", s->path, ltx_statseg_strerror(err));
@@ -156,8 +159,8 @@ static void seg_open(struct segment *s, const char *path,
 
 	memset(s, 0, sizeof(*s));
 	snprintf(s->path, sizeof(s->path), "%s", path);
-	s->fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-				   O_CLOEXEC);
+	s->fd = open(path,
+		     O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (s->fd < 0) {
 		if (errno == ENOENT)
 			die(absent_status, "%s: %s", path, strerror(errno));
@@ -314,14 +317,17 @@ static void open_process_segment(long pid, struct segment *s)
 
 		if (f == NULL && err == ENOENT)
 			die(EX_NOPROC, "no process %ld", pid);
-		die(EX_NOACCESS, "cannot read %s (a process of another user?): "
-				 "%s", path, strerror(err));
+		die(EX_NOACCESS,
+		    "cannot read %s (a process of another user?): "
+		    "%s",
+		    path, strerror(err));
 	}
 	fclose(f);
 	free(line);
 	if (!found && removed)
-		die(EX_NOSEG, "process %ld publishes ltx statistics, but its "
-			      "segment was removed from " LTX_STATSEG_DIR,
+		die(EX_NOSEG,
+		    "process %ld publishes ltx statistics, but its "
+		    "segment was removed from " LTX_STATSEG_DIR,
 		    pid);
 	if (!found) {
 		unmapped_name(pid, other, sizeof(other));
@@ -395,21 +401,23 @@ static void interval_line(const struct ltx_statseg_view *a,
 		return;
 	}
 	if (n % 20 == 0)
-		fprintf(out, "%11s %11s %11s %10s %6s %10s %9s %9s %9s "
-			     "%10s %7s\n",
+		fprintf(out,
+			"%11s %11s %11s %10s %6s %10s %9s %9s %9s "
+			"%10s %7s\n",
 			"commits/s", "ro/s", "rw/s", "aborts/s", "abort%",
 			"conflict/s", "capac/s", "explic/s", "other/s",
 			"backoff%", "threads");
-	fprintf(out, "%11.0f %11.0f %11.0f %10.0f %6.1f %10.0f %9.0f %9.0f "
-		     "%9.0f %10.1f %7" PRIu64 "\n",
+	fprintf(out,
+		"%11.0f %11.0f %11.0f %10.0f %6.1f %10.0f %9.0f %9.0f "
+		"%9.0f %10.1f %7" PRIu64 "\n",
 		(double)(ro + rw) / secs, (double)ro / secs, (double)rw / secs,
 		(double)ab / secs,
 		ro + rw + ab ? 100.0 * (double)ab / (double)(ro + rw + ab) : 0,
 		(double)g[0] / secs, (double)g[1] / secs, (double)g[2] / secs,
 		(double)g[3] / secs,
-		y->threads ? 100.0 * (double)bo / hz /
-				     (secs * (double)y->threads)
-			   : 0.0,
+		y->threads
+			? 100.0 * (double)bo / hz / (secs * (double)y->threads)
+			: 0.0,
 		y->threads);
 	fflush(out);
 }
@@ -516,7 +524,8 @@ static const char *stats_level(void)
 	if (strcmp(e, "stacks") == 0)
 		return "stacks";
 	usage_error("LTX_STATS=\"%s\" is invalid; accepted: 0 | 1 | stacks "
-		    "(ltxstat sets 1 unless it is stacks)", e);
+		    "(ltxstat sets 1 unless it is stacks)",
+		    e);
 }
 
 /* The library to preload, or NULL if the default is not installed. */
@@ -621,8 +630,9 @@ static int run(char **argv, const char *lib_opt)
 			    "libltx to preload (--lib, LTX_LIB), so it runs "
 			    "on ltx only if linked with it",
 			    argv[0]);
-		die(EX_NOSEG, "%s published no ltx statistics (it does not "
-			      "use ltx, or is set-user-ID)",
+		die(EX_NOSEG,
+		    "%s published no ltx statistics (it does not "
+		    "use ltx, or is set-user-ID)",
 		    argv[0]);
 	}
 	seg_open(&s, path, &e, EX_NOSEG);
@@ -661,8 +671,8 @@ static long parse_long(const char *s, long lo, long hi, const char *what)
 /* An output file: never through a symbolic link. */
 static FILE *open_output(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
-				    O_CLOEXEC,
+	int fd = open(path,
+		      O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 		      0666);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 
@@ -691,7 +701,7 @@ int main(int argc, char **argv)
 			if (i + 1 >= argc)
 				usage_error("option %s needs an argument (%s)",
 					    a,
-					    a[1] == 'o'   ? "a file"
+					    a[1] == 'o'	  ? "a file"
 					    : a[1] == 'p' ? "a process id"
 					    : a[1] == 'f' ? "a segment file"
 							  : "a library");

@@ -36,8 +36,8 @@ struct workload {
 };
 
 static const struct workload workloads[] = {
-	{"read-mostly", 1024, 90, 8},
-	{"write-heavy", 64, 0, 0},
+	{ "read-mostly", 1024, 90, 8 },
+	{ "write-heavy", 64, 0, 0 },
 };
 
 static struct line lines[MAX_LINES] __attribute__((aligned(64)));
@@ -132,9 +132,9 @@ static int cmp_double(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	static const char *const modes[] = {"invisible", "visible"};
+	static const char *const modes[] = { "invisible", "visible" };
 	int runs = 5, bad = 0;
-	double score[2] = {0, 0};
+	double score[2] = { 0, 0 };
 
 	if (argc > 1)
 		tx_per_thread = strtol(argv[1], NULL, 10);

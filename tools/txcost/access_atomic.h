@@ -15,15 +15,17 @@
 #undef TX_RESTART
 
 #define BENCH_ACCESS_NAME "ltx-atomic"
-#define TX_BEGIN(w) TM_ATOMIC {
-#define TX_END(w)                                                             \
-	}                                                                     \
+#define TX_BEGIN(w)                                                            \
+	TM_ATOMIC                                                              \
+	{
+#define TX_END(w)                                                              \
+	}                                                                      \
 	(w)->commits++
-#define TX_RESTART(w)                                                         \
-	do {                                                                  \
-		if (tm_validate())                                            \
-			bench_fatal("txcost: a live ltx transaction read "    \
-				    "an impossible value (opacity broken)");  \
-		(w)->aborts++;                                                \
-		tm_retry();                                                   \
+#define TX_RESTART(w)                                                          \
+	do {                                                                   \
+		if (tm_validate())                                             \
+			bench_fatal("txcost: a live ltx transaction read "     \
+				    "an impossible value (opacity broken)");   \
+		(w)->aborts++;                                                 \
+		tm_retry();                                                    \
 	} while (0)

@@ -20,46 +20,46 @@
 
 static tm_word_t lines[16][8] __attribute__((aligned(64)));
 
-#define OP2(op, i) op(i) op(i + 1)
-#define OP4(op, i) OP2(op, i) OP2(op, i + 2)
-#define OP8(op, i) OP4(op, i) OP4(op, i + 4)
+#define OP2(op, i)  op(i) op(i + 1)
+#define OP4(op, i)  OP2(op, i) OP2(op, i + 2)
+#define OP8(op, i)  OP4(op, i) OP4(op, i + 4)
 #define OP16(op, i) OP8(op, i) OP8(op, i + 8)
-#define LT(i) sum += tm_lt(&lines[i][0]);
-#define LTX(i) sum += tm_ltx(&lines[i][0]);
-#define ST(i) tm_st(&lines[i][0], n);
-#define LTXST(i) tm_st(&lines[i][0], tm_ltx(&lines[i][0]) + 1);
+#define LT(i)	    sum += tm_lt(&lines[i][0]);
+#define LTX(i)	    sum += tm_ltx(&lines[i][0]);
+#define ST(i)	    tm_st(&lines[i][0], n);
+#define LTXST(i)    tm_st(&lines[i][0], tm_ltx(&lines[i][0]) + 1);
 
-#define RUN_K(op)                                                             \
-	switch (k) {                                                          \
-	case 0:                                                               \
-		for (long n = 0; n < iters; n++)                              \
-			ok += tm_commit();                                    \
-		break;                                                        \
-	case 1:                                                               \
-		for (long n = 0; n < iters; n++) {                            \
-			op(0) ok += tm_commit();                              \
-		}                                                             \
-		break;                                                        \
-	case 2:                                                               \
-		for (long n = 0; n < iters; n++) {                            \
-			OP2(op, 0) ok += tm_commit();                         \
-		}                                                             \
-		break;                                                        \
-	case 4:                                                               \
-		for (long n = 0; n < iters; n++) {                            \
-			OP4(op, 0) ok += tm_commit();                         \
-		}                                                             \
-		break;                                                        \
-	case 8:                                                               \
-		for (long n = 0; n < iters; n++) {                            \
-			OP8(op, 0) ok += tm_commit();                         \
-		}                                                             \
-		break;                                                        \
-	default:                                                              \
-		for (long n = 0; n < iters; n++) {                            \
-			OP16(op, 0) ok += tm_commit();                        \
-		}                                                             \
-		break;                                                        \
+#define RUN_K(op)                                                              \
+	switch (k) {                                                           \
+	case 0:                                                                \
+		for (long n = 0; n < iters; n++)                               \
+			ok += tm_commit();                                     \
+		break;                                                         \
+	case 1:                                                                \
+		for (long n = 0; n < iters; n++) {                             \
+			op(0) ok += tm_commit();                               \
+		}                                                              \
+		break;                                                         \
+	case 2:                                                                \
+		for (long n = 0; n < iters; n++) {                             \
+			OP2(op, 0) ok += tm_commit();                          \
+		}                                                              \
+		break;                                                         \
+	case 4:                                                                \
+		for (long n = 0; n < iters; n++) {                             \
+			OP4(op, 0) ok += tm_commit();                          \
+		}                                                              \
+		break;                                                         \
+	case 8:                                                                \
+		for (long n = 0; n < iters; n++) {                             \
+			OP8(op, 0) ok += tm_commit();                          \
+		}                                                              \
+		break;                                                         \
+	default:                                                               \
+		for (long n = 0; n < iters; n++) {                             \
+			OP16(op, 0) ok += tm_commit();                         \
+		}                                                              \
+		break;                                                         \
 	}
 
 static volatile tm_word_t sink;
@@ -94,7 +94,8 @@ int main(int argc, char **argv)
 
 	if (argc != 4 || (k = atoi(argv[2])) < 0 || k > 16 ||
 	    (iters = atol(argv[3])) < 1) {
-		fprintf(stderr, "usage: txcost lt|ltx|st|ltxst|lt1 K(0-16) N\n");
+		fprintf(stderr,
+			"usage: txcost lt|ltx|st|ltxst|lt1 K(0-16) N\n");
 		return 2;
 	}
 	/* Warm up: create the descriptor and touch the lines' orecs. */

@@ -78,15 +78,15 @@ static long calls[K_N];
  * the empty asm after the call keeps it from being a tail jump (callgrind
  * records an arc for a call).
  */
-#define COUNTING(kind, k)                                                     \
-	static __attribute__((noinline)) long txcost_##kind(                  \
+#define COUNTING(kind, k)                                                      \
+	static __attribute__((noinline)) long txcost_##kind(                   \
 		op_fn op, struct bench_state *s, const struct bench_params *p, \
-		struct bench_worker *w)                                       \
-	{                                                                     \
-		long n = op(s, p, w);                                         \
-		__asm__ __volatile__("" : "+r"(n));                           \
-		calls[k]++;                                                   \
-		return n;                                                     \
+		struct bench_worker *w)                                        \
+	{                                                                      \
+		long n = op(s, p, w);                                          \
+		__asm__ __volatile__("" : "+r"(n));                            \
+		calls[k]++;                                                    \
+		return n;                                                      \
 	}
 COUNTING(lookup, K_LOOKUP)
 COUNTING(insert, K_INSERT)
@@ -193,8 +193,10 @@ static const struct bench_workload *parse(const char *arg, long *size,
 			wl = *t;
 	if (wl == NULL || (strncmp(wl->name, "intset-", 7) != 0 &&
 			   strcmp(wl->name, "bank") != 0)) {
-		fprintf(stderr, "txcost-whole: no workload %.*s (the integer "
-				"sets and bank are)\n", (int)len, arg);
+		fprintf(stderr,
+			"txcost-whole: no workload %.*s (the integer "
+			"sets and bank are)\n",
+			(int)len, arg);
 		exit(2);
 	}
 	*size = *range = -1;
@@ -210,10 +212,12 @@ static const struct bench_workload *parse(const char *arg, long *size,
 		if (errno != 0 || *end != '\0' || *size < 1 ||
 		    *size > (1L << 26) ||
 		    (set && (*range < *size || *range > (1L << 30)))) {
-			fprintf(stderr, "txcost-whole: bad %s: want NAME:SIZE "
-					"(1 to 2^26) or, for a set, "
-					"NAME:SIZE[:RANGE], SIZE <= RANGE <= "
-					"2^30\n", arg);
+			fprintf(stderr,
+				"txcost-whole: bad %s: want NAME:SIZE "
+				"(1 to 2^26) or, for a set, "
+				"NAME:SIZE[:RANGE], SIZE <= RANGE <= "
+				"2^30\n",
+				arg);
 			exit(2);
 		}
 	}
@@ -224,7 +228,7 @@ int main(int argc, char **argv)
 {
 	static const char *const all[] = {
 		"intset-list", "intset-rbtree", "intset-skiplist",
-		"intset-hash", "bank", NULL,
+		"intset-hash", "bank",		NULL,
 	};
 	const char *const *names = all;
 	char *end;
