@@ -104,8 +104,7 @@ static __attribute__((noinline, unused)) tm_word_t bank_audit(struct bank *b)
 {
 	volatile tm_word_t sum = 0;
 
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		sum = 0;
 		for (unsigned i = 0; i < b->n; i++)
 			sum += tm_lt(&b->acct[i].balance);

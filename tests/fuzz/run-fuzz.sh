@@ -44,9 +44,10 @@ if [ ! -f "$jem" ]; then
 		"$jem"
 	rm -rf "$out/jemalloc.tmp"
 fi
-# The runtime's sources, less the libitm layer (it needs configure's
-# config.h and its assembly checkpoint; no fuzz target reaches it).
-srcs=$(ls "$top"/src/*/*.c | grep -v "/src/itm/")
+# The runtime's sources (the assembly ones included: TM_ATOMIC's restart
+# point), less the libitm layer (it needs configure's config.h and its
+# assembly checkpoint; no fuzz target reaches it).
+srcs=$(ls "$top"/src/*/*.c "$top"/src/*/*.S | grep -v "/src/itm/")
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 status=0
 for t in "$@"; do

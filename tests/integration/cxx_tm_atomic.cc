@@ -12,8 +12,7 @@ int main()
 {
 	std::string s("a destructor a restart would skip");
 
-	TM_ATOMIC
-	{ // cxx-check: the error is here
+	TM_ATOMIC { // cxx-check: the error is here
 		tm_st(&count, tm_lt(&count) + s.size());
 	}
 	return 0;

@@ -81,8 +81,7 @@ static void *tm_worker(void *arg)
 		if (r / 65536 % 4 == 0) {
 			volatile uint64_t sum = 0;
 
-			TM_ATOMIC
-			{
+			TM_ATOMIC {
 				uint64_t s = 0;
 
 				for (int j = 0; j < ACCOUNTS; j++)
@@ -92,8 +91,7 @@ static void *tm_worker(void *arg)
 			torn_tm += sum != ACCOUNTS * START;
 			continue;
 		}
-		TM_ATOMIC
-		{
+		TM_ATOMIC {
 			uint64_t a = tm_ltx_u64(&acct[from]), m = take(a, k);
 
 			tm_st_u64(&acct[from], a - m);

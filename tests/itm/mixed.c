@@ -53,8 +53,7 @@ static void *tm_worker(void *arg)
 
 	/* A first transaction before the start: this thread holds an ltx
 	 * descriptor when the GCC transactions run. */
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		(void)tm_lt_u64(&count);
 	}
 	pthread_barrier_wait(&ready);
@@ -62,8 +61,7 @@ static void *tm_worker(void *arg)
 		uint64_t k = next_rand(&seed) % 100;
 		volatile uint64_t sum = 0;
 
-		TM_ATOMIC
-		{
+		TM_ATOMIC {
 			uint64_t a = tm_ltx_u64(&acct[0]);
 			uint64_t b = tm_ltx_u64(&acct[1]);
 

@@ -159,8 +159,7 @@ static void *tm_worker(void *arg)
 		if (kind < 3) {
 			volatile uint64_t sum = 0;
 
-			TM_ATOMIC
-			{
+			TM_ATOMIC {
 				uint64_t s = 0;
 
 				for (int j = 0; j < ACCOUNTS; j++)
@@ -169,8 +168,7 @@ static void *tm_worker(void *arg)
 			}
 			torn[id] += sum != ACCOUNTS * START;
 		} else {
-			TM_ATOMIC
-			{
+			TM_ATOMIC {
 				uint64_t a, m;
 
 				if (kind == 7)

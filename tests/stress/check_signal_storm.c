@@ -45,7 +45,8 @@ static void storm_handler(int sig)
 	if (worker_id >= 0)
 		__atomic_fetch_add(&handled[worker_id], 1, __ATOMIC_RELEASE);
 	/* A transaction of the handler's own, on every delivery. */
-	TM_ATOMIC tm_st(&handled_tx, tm_lt(&handled_tx) + 1);
+	TM_ATOMIC
+		tm_st(&handled_tx, tm_lt(&handled_tx) + 1);
 }
 
 static void storm_transfer(struct worker *w, unsigned from, unsigned to)
@@ -54,8 +55,7 @@ static void storm_transfer(struct worker *w, unsigned from, unsigned to)
 	tm_word_t *dst = bank_balance(&bank, to);
 	volatile int attempt = 0;
 
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		tm_word_t x;
 
 		if (attempt++ > 0) {

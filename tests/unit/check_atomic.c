@@ -17,8 +17,7 @@ START_TEST(test_atomic_block_commits_its_stores)
 	if (!ltx_test_use_mode(_i))
 		return;
 	a = 1;
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		tm_st(&a, tm_lt(&a) + 41);
 		ck_assert(tm_in_transaction());
 	}
@@ -36,8 +35,7 @@ START_TEST(test_retry_restarts_block_and_discards_stores)
 	if (!ltx_test_use_mode(_i))
 		return;
 	a = 0;
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		if (runs++ == 1)
 			seen = tm_status();
 		tm_st(&a, tm_lt(&a) + 1);
@@ -57,8 +55,7 @@ START_TEST(test_abort_leaves_block_without_its_stores)
 	if (!ltx_test_use_mode(_i))
 		return;
 	a = 5;
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		tm_st(&a, 6);
 		tm_abort();
 		after = 1;
@@ -68,7 +65,8 @@ START_TEST(test_abort_leaves_block_without_its_stores)
 	ck_assert_uint_eq(tm_status(), TM_ABORT_EXPLICIT);
 	ck_assert(!tm_in_transaction());
 	/* The thread is usable afterwards. */
-	TM_ATOMIC tm_st(&a, 7);
+	TM_ATOMIC
+		tm_st(&a, 7);
 	ck_assert_uint_eq(a, 7);
 }
 END_TEST
@@ -81,12 +79,10 @@ START_TEST(test_nested_block_is_part_of_outer_transaction)
 		return;
 	a = 0;
 	b = 0;
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		outer_runs++;
 		tm_st(&a, tm_lt(&a) + 1);
-		TM_ATOMIC
-		{
+		TM_ATOMIC {
 			inner_runs++;
 			tm_st(&b, tm_lt(&b) + 1);
 		}
@@ -109,26 +105,24 @@ START_TEST(test_abort_in_nested_block_leaves_outer)
 	if (!ltx_test_use_mode(_i))
 		return;
 	a = 0;
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		tm_st(&a, 1);
-		TM_ATOMIC
-		{
+		TM_ATOMIC {
 			tm_abort();
 		}
 		reached = 1;
 	}
 	ck_assert_int_eq(reached, 0);
 	ck_assert_uint_eq(a, 0);
-	TM_ATOMIC tm_st(&a, 2); /* depth was reset */
+	TM_ATOMIC
+		tm_st(&a, 2); /* depth was reset */
 	ck_assert_uint_eq(a, 2);
 }
 END_TEST
 
 static int leave_by_return(void)
 {
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		tm_st(&a, 9);
 		return 3;
 	}
@@ -142,8 +136,7 @@ START_TEST(test_break_and_return_commit_the_block)
 	a = 0;
 	b = 0;
 	for (;;) {
-		TM_ATOMIC
-		{
+		TM_ATOMIC {
 			tm_st(&b, 8);
 			break;
 		}
@@ -165,8 +158,7 @@ static tm_word_t counter[8] __attribute__((aligned(64)));
  * checkpoint, so none can be clobbered by a restart (-Wclobbered). */
 static void increment_once(void)
 {
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		tm_st(&counter[0], tm_lt(&counter[0]) + 1);
 		tm_st(&counter[1], tm_lt(&counter[1]) + 2);
 	}
@@ -228,8 +220,7 @@ static __attribute__((noinline)) unsigned long block_between(unsigned long x,
 	unsigned long k1 = x * 3, k2 = x + 7, k3 = x ^ 0x55, k4 = x << 2,
 		      k5 = x - 1;
 
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		tm_st(&a, tm_lt(&a) + 1);
 		retry_from_below(runs);
 	}

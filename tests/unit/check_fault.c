@@ -473,8 +473,7 @@ static void irrevocable_io_then_oom(bool atomic)
 	fail_after = 0;
 	failures = 0;
 	if (atomic) {
-		TM_ATOMIC
-		{
+		TM_ATOMIC {
 			fail_armed = 0; /* a rerun (old code) redoes it all */
 			ck_assert(tm_irrevocable());
 			ck_assert_int_eq(write(io_fd, "x", 1), 1);

@@ -38,8 +38,7 @@ START_TEST(test_serial_fallback_after_k_consecutive_aborts)
 	if (!ltx_test_use_mode(_i))
 		return;
 	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "3"), 0);
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		runs++;
 		tm_st(&a, (tm_word_t)runs);
 		if (ltx_self->cd.irrevocable)
@@ -61,8 +60,7 @@ START_TEST(test_serial_fallback_after_k_consecutive_aborts)
 	/* 0: never. */
 	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "0"), 0);
 	runs = 0;
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		ck_assert(!ltx_self->cd.irrevocable);
 		if (++runs < 200)
 			tm_retry();
@@ -106,8 +104,7 @@ static void transfer(struct worker *w, unsigned from, unsigned to,
 	tm_word_t *dst = bank_balance(&bank, to);
 	volatile int became = 0;
 
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		tm_word_t x;
 
 		if (became)

@@ -108,7 +108,8 @@ static void handler_transaction(int sig)
 	(void)sig;
 	hits++;
 	handler_saw_tx = tm_in_transaction();
-	TM_ATOMIC tm_st(&b, tm_lt(&b) + 1);
+	TM_ATOMIC
+		tm_st(&b, tm_lt(&b) + 1);
 }
 
 START_TEST(test_handler_transaction_leaves_interrupted_one_intact)
@@ -130,7 +131,8 @@ START_TEST(test_handler_transaction_leaves_interrupted_one_intact)
 	ck_assert(!tm_commit());
 	ck_assert_uint_eq(a, 10);
 	/* The interrupted thread's descriptor still works. */
-	TM_ATOMIC tm_st(&a, tm_lt(&a) + 1);
+	TM_ATOMIC
+		tm_st(&a, tm_lt(&a) + 1);
 	ck_assert_uint_eq(a, 11);
 	signal(SIGUSR1, SIG_DFL);
 }
@@ -206,8 +208,7 @@ START_TEST(test_zombie_dereferencing_unmapped_memory_restarts)
 	ck_assert_int_eq(pthread_create(&t, NULL, free_and_unmap,
 					visible ? (void *)1 : NULL),
 			 0);
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		struct node *p;
 
 		if (runs++ == 1)
@@ -252,8 +253,7 @@ run_null_deref_child(bool with_handler)
 		if (with_handler)
 			signal(SIGSEGV, (void (*)(int))_exit);
 		alarm(20);
-		TM_ATOMIC
-		{
+		TM_ATOMIC {
 			volatile tm_word_t *p =
 				(volatile tm_word_t *)tm_lt(&null_holder);
 

@@ -41,8 +41,7 @@ static volatile int taken;
 static void *take_cell(void *arg)
 {
 	(void)arg;
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		tm_st(&cell[0], tm_ltx(&cell[0]) + 100);
 	}
 	taken = 1;
@@ -66,8 +65,7 @@ static void assert_line_free(void)
 /* The next block is an outermost one: its stores are committed. */
 static void assert_next_block_commits(void)
 {
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		tm_st(&other[0], 9);
 	}
 	ck_assert_uint_eq(other[0], 9);
@@ -89,8 +87,7 @@ START_TEST(test_longjmp_out_of_tm_atomic_ends_the_block)
 
 	set_mode(_i);
 	if (setjmp(out) == 0) {
-		TM_ATOMIC
-		{
+		TM_ATOMIC {
 			(void)tm_ltx(&cell[0]);
 			store_and_jump();
 		}
@@ -105,8 +102,7 @@ START_TEST(test_longjmp_out_of_tm_atomic_ends_the_block)
 	ck_assert_uint_eq(cell[0], 100);
 	assert_next_block_commits();
 	/* tm_abort() in a later block leaves that block, and returns here. */
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		tm_st(&other[0], 1);
 		tm_abort();
 	}
@@ -131,8 +127,7 @@ static __attribute__((noinline)) int jump_within(void)
 START_TEST(test_longjmp_inside_tm_atomic_stays_in_the_block)
 {
 	set_mode(_i);
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		(void)tm_ltx(&cell[0]);
 		ck_assert_int_eq(jump_within(), 1);
 		ck_assert(tm_in_transaction());
@@ -205,8 +200,7 @@ START_TEST(test_siglongjmp_out_of_a_handler_leaves_the_block)
 	set_mode(_i);
 	install(jump_out);
 	if (sigsetjmp(from_handler, 1) == 0) {
-		TM_ATOMIC
-		{
+		TM_ATOMIC {
 			runs++;
 			tm_st(&cell[0], tm_ltx(&cell[0]) + 1);
 			raise(SIGUSR1);
@@ -234,8 +228,7 @@ START_TEST(test_handler_that_returns_restarts_the_block)
 
 	set_mode(_i);
 	install(just_return);
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		runs++;
 		tm_st(&cell[0], tm_ltx(&cell[0]) + 1);
 		if (runs == 1)
@@ -294,8 +287,7 @@ END_TEST
 static __attribute__((unused)) void *exit_inside(void *arg)
 {
 	(void)arg;
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		tm_st(&cell[0], 1);
 		pthread_exit(NULL);
 		tm_st(&other[0], 1);
@@ -306,8 +298,7 @@ static __attribute__((unused)) void *exit_inside(void *arg)
 static __attribute__((unused)) void *cancelled_inside(void *arg)
 {
 	(void)arg;
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		struct timespec d = { 10, 0 };
 
 		tm_st(&cell[0], 1);
@@ -355,8 +346,7 @@ END_TEST
 /* Leaving the body with return, break or goto still commits. */
 static int store_and_return(void)
 {
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		tm_st(&cell[0], 7);
 		return 1;
 	}
@@ -369,14 +359,12 @@ START_TEST(test_return_break_goto_commit)
 	ck_assert_int_eq(store_and_return(), 1);
 	ck_assert_uint_eq(cell[0], 7);
 	ck_assert(!tm_in_transaction());
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		tm_st(&other[0], 8);
 		break;
 	}
 	ck_assert_uint_eq(other[0], 8);
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		tm_st(&other[0], 9);
 		goto after;
 	}

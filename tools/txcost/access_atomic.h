@@ -15,9 +15,7 @@
 #undef TX_RESTART
 
 #define BENCH_ACCESS_NAME "ltx-atomic"
-#define TX_BEGIN(w)                                                            \
-	TM_ATOMIC                                                              \
-	{
+#define TX_BEGIN(w)	  TM_ATOMIC {
 #define TX_END(w)                                                              \
 	}                                                                      \
 	(w)->commits++

@@ -48,8 +48,7 @@ NOINLINE tm_word_t load_probe(const tm_word_t *a)
 /* A read-only TM_ATOMIC block of one tm_lt: the block whole. */
 NOINLINE void probe_block_ro(const tm_word_t *a)
 {
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		txcost_sink = tm_lt(a);
 	}
 }
@@ -109,16 +108,14 @@ NOINLINE void probe_commit2(tm_word_t *a, tm_word_t *b)
 /* TM_ATOMIC blocks storing to one line, to two lines. */
 NOINLINE void probe_block_upd1(tm_word_t *a)
 {
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		tm_st(a, 1);
 	}
 }
 
 NOINLINE void probe_block_upd2(tm_word_t *a, tm_word_t *b)
 {
-	TM_ATOMIC
-	{
+	TM_ATOMIC {
 		tm_st(a, 1);
 		tm_st(b, 2);
 	}
