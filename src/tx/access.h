@@ -24,10 +24,14 @@ ltx_access_load_word(const void *a, bool excl)
 	struct ltx_tx *tx = ltx_self;
 	uint64_t x;
 
-	if (excl ? ltx_tx_fast_load_excl(tx, a, &x)
-		 : ltx_tx_fast_load(tx, a, &x))
+	if (excl) {
+		if (ltx_tx_fast_load_excl(tx, a, &x))
+			return x;
+		return ltx_tx_load(tx, a, true);
+	}
+	if (ltx_tx_fast_load(tx, a, &x))
 		return x;
-	return ltx_tx_load(tx, a, excl);
+	return ltx_tx_load_shared(tx, a);
 }
 
 /* ST of size bytes at a (aligned to size). */

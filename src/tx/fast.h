@@ -75,10 +75,11 @@ ltx_tx_fast_load(struct ltx_tx *tx, const void *addr, uint64_t *out)
 	if (ltx_unlikely(v >= cd->limit)) {
 		/* No transaction yet (begin it), or one that is open: a line
 		 * of its own (read after write: the orec's lock bit puts it
-		 * above every limit), else the slow path. */
+		 * above every limit: ltx_tx_load_shared, out of line, so that
+		 * its answer does not share registers with this path's), else
+		 * the slow path. */
 		if (!ltx_tx_fast_begin(tx))
-			return cd->limit != 0 &&
-			       ltx_inv_load_owned(cd, v, addr, out);
+			return false;
 		if ((v = __atomic_load_n(orec, __ATOMIC_ACQUIRE)) >= cd->limit)
 			return false;
 	}

@@ -934,6 +934,19 @@ uint64_t ltx_tx_load_at(struct ltx_tx *tx, const void *addr, bool excl,
 	return x;
 }
 
+uint64_t ltx_tx_load_shared(struct ltx_tx *tx, const void *addr)
+{
+	struct ltx_cd *cd = &tx->cd;
+	uintptr_t v = __atomic_load_n(ltx_orec_of(cd, addr), __ATOMIC_ACQUIRE);
+	uint64_t x;
+
+	/* limit != 0: a live, uncounted transaction (ltx_inv_load_owned). */
+	if (cd->limit != 0 && ltx_inv_load_owned(cd, v, addr, &x))
+		return x;
+	return ltx_tx_load_at(tx, addr, false,
+			      (uintptr_t)__builtin_return_address(0));
+}
+
 uint64_t ltx_tx_load(struct ltx_tx *tx, const void *addr, bool excl)
 {
 	return ltx_tx_load_at(tx, addr, excl,
