@@ -10,6 +10,28 @@
 #include "rt/stats.h"
 
 /*
+ * Race windows a test can stop a thread in (tests/unit/check_take_race.c
+ * compiles the runtime again with LTX_TEST_HOOKS; compiled out otherwise):
+ *   fast_read  a fast path has found a line its own and not yet read
+ *              memory under it (cd/invisible.h, tx/fast.h);
+ *   vis_rfo    the visible mode's T_RFO has taken a line's owner word and
+ *              not yet looked at its readers (cd/visible.c, write_lock).
+ * In each, an irrevocable transaction may doom the thread's transaction
+ * and take the line.  The test program defines the hook pointers.
+ */
+#ifdef LTX_TEST_HOOKS
+extern void (*ltx_test_fast_read_hook)(const void *addr);
+extern void (*ltx_test_vis_rfo_hook)(const void *addr);
+#define LTX_TEST_HOOK(name, addr)                                              \
+	do {                                                                   \
+		if (ltx_test_##name##_hook != NULL)                            \
+			ltx_test_##name##_hook(addr);                          \
+	} while (0)
+#else
+#define LTX_TEST_HOOK(name, addr) ((void)0)
+#endif
+
+/*
  * Read-set entry of the invisible mode: the orec of a line read (the
  * visible mode: the bytelock marked).  No version is kept: a line read at
  * a version <= snapshot that changes later gets a version above the

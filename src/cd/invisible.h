@@ -13,22 +13,9 @@
 #include "cd/orec.h"
 #include "cd/wset.h"
 
-/*
- * tests/check_fast_read_race: in a test-only build of the sources, the
- * fast paths call a hook in the window between finding a line held by
- * the transaction and reading memory under it, where an irrevocable
- * transaction may doom the holder, take the line and write it.
- */
-#ifdef LTX_TEST_FAST_READ_HOOK
-extern void (*ltx_test_fast_read_hook)(const void *addr);
-#define LTX_TEST_FAST_READ(addr)                                               \
-	do {                                                                   \
-		if (ltx_test_fast_read_hook != NULL)                           \
-			ltx_test_fast_read_hook(addr);                         \
-	} while (0)
-#else
-#define LTX_TEST_FAST_READ(addr) ((void)0)
-#endif
+/* The fast paths' race window (LTX_TEST_HOOK, cd.h): between finding a
+ * line held by the transaction and reading memory under it. */
+#define LTX_TEST_FAST_READ(addr) LTX_TEST_HOOK(fast_read, addr)
 
 /*
  * The invisible mode follows LSA/TinySTM's write-back, encounter-time

@@ -363,14 +363,25 @@ static struct ltx_wentry *write_lock(struct ltx_cd *cd, uintptr_t line,
 				break;
 			expect = 0;
 		}
+		LTX_TEST_HOOK(vis_rfo, (const void *)line);
 		/* Irrevocable: keep the owner word, clear readers out of the
 		 * way (new ones see the owner and fail). */
 		if (cd->irrevocable) {
 			while (readers_in_way(cd, lock))
 				ltx_wait_step(&spins);
 		} else if (others_read(cd, lock)) {
-			/* Nothing was written under it: relaxed. */
-			__atomic_store_n(&lock->owner, 0, __ATOMIC_RELAXED);
+			/* Let go by a CAS from our word, never a plain store:
+			 * since our CAS an irrevocable transaction may have
+			 * doomed us and taken the word (take_owner), and a
+			 * store of 0 would free the line under it while it
+			 * writes it (tests/unit/check_take_race.c, vis_rfo).
+			 * Nothing was written under our word: relaxed on
+			 * success. */
+			uintptr_t mine = me(cd);
+
+			(void)__atomic_compare_exchange_n(
+				&lock->owner, &mine, 0, false, __ATOMIC_RELAXED,
+				__ATOMIC_RELAXED);
 			ltx_cd_conflict_held(cd, LTX_CD_HELD_READERS, 0);
 			*cause = BUSY_CAUSE;
 			return NULL;

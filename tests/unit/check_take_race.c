@@ -1,21 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fast paths' reads of a line the transaction holds, against an
- * irrevocable transaction that takes the line (invisible mode; the
- * visible mode has no fast path).
+ * Races with an irrevocable transaction that takes a line from a
+ * transaction it dooms (the progress rule of DESIGN.md), each window held
+ * open by a hook in a test-only build of the runtime (LTX_TEST_HOOKS,
+ * cd/cd.h).
  *
- * An irrevocable transaction W that finds a line held by a live
- * transaction R dooms R and takes the line (the progress rule of
- * DESIGN.md, cd/invisible.c).  R may be inside a fast path at that moment,
- * between finding the line its own and reading memory under it.  If R
- * then read memory, it would see W's bytes as if it still held the line:
- * a live transaction reading a word twice with two values, which
+ * fast_read (invisible mode; the visible mode has no fast path).  An
+ * irrevocable transaction W that finds a line held by a live transaction
+ * R dooms R and takes the line.  R may be inside a fast path at that
+ * moment, between finding the line its own and reading memory under it.
+ * If R then read memory, it would see W's bytes as if it still held the
+ * line: a live transaction reading a word twice with two values, which
  * check_history once saw under ASan ("word read twice in a live
- * transaction").  The runtime is built here with a hook in that window
- * (LTX_TEST_FAST_READ_HOOK): R stops in it while W takes the line, writes
+ * transaction").  R stops in the window while W takes the line, writes
  * the word and commits.  R's load must then return the word as R had it
  * before W (from 0x0303, the old value) or fail (0), never anything of
  * W's (0x0707), and R must not commit.
+ *
+ * vis_rfo (visible mode).  A writer's T_RFO takes the line's owner word
+ * by CAS, then looks for readers; finding one, it lets the word go and
+ * fails.  Between the two, an irrevocable transaction may doom the writer
+ * and take the word from it.  The writer's letting go must then leave the
+ * word alone: when it stored 0 there, the irrevocable transaction lost
+ * the line while it went on writing it, a third transaction took it too,
+ * and both wrote it back (tests/itm/clone.c saw money made and lost).
  */
 #include <check.h>
 #include <ltx/tm.h>
@@ -24,6 +32,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "itm/libitm.h"
 #include "ltx-test.h"
@@ -39,6 +48,7 @@ void _ITM_WU8(uint64_t *p, uint64_t v);
 #define W_VALUE	  0x0707u
 
 void (*ltx_test_fast_read_hook)(const void *addr);
+void (*ltx_test_vis_rfo_hook)(const void *addr);
 
 static tm_word_t line[8] __attribute__((aligned(64)));
 static tm_word_t elsewhere[8] __attribute__((aligned(64)));
@@ -167,15 +177,122 @@ START_TEST(test_fast_read_of_a_taken_line_never_sees_the_taker)
 }
 END_TEST
 
+/*
+ * vis_rfo: R reads the line (S); W's store takes the owner word and stops
+ * before looking at the readers; I, irrevocable, dooms W, takes the word,
+ * dooms R and goes on; W then sees R's mark and fails.  Once R has let go
+ * too, the line must still be I's: X's store must fail, and I's value
+ * must be the one left.
+ */
+static tm_word_t vline[8] __attribute__((aligned(64)));
+static sem_t r_read, r_go, w_in_window, w_go;
+static __thread bool w_armed;
+
+static void w_stop_in_window(const void *addr)
+{
+	(void)addr;
+	if (!w_armed)
+		return;
+	w_armed = false;
+	hook_stops++;
+	sem_post(&w_in_window);
+	while (sem_wait(&w_go) != 0)
+		;
+}
+
+static void *vis_reader(void *arg)
+{
+	bool *committed = arg;
+
+	(void)tm_lt(&vline[0]);
+	sem_post(&r_read);
+	while (sem_wait(&r_go) != 0)
+		;
+	*committed = tm_commit();
+	return NULL;
+}
+
+static void *vis_writer(void *arg)
+{
+	bool *committed = arg;
+
+	w_armed = true;
+	tm_st(&vline[1], 0x11);
+	w_armed = false;
+	*committed = tm_commit();
+	return NULL;
+}
+
+static void *vis_third(void *arg)
+{
+	bool *committed = arg;
+
+	tm_st(&vline[3], 0x33);
+	*committed = tm_commit();
+	return NULL;
+}
+
+START_TEST(test_vis_rfo_failing_writer_leaves_a_taken_line_alone)
+{
+	bool r_ok = true, w_ok = true, x_ok = true;
+	pthread_t r, w, x;
+
+	ck_assert_int_eq(tm_config_set("LTX_MODE", "visible"), 0);
+	memset(vline, 0, sizeof(vline));
+	hook_stops = 0;
+	ltx_test_vis_rfo_hook = w_stop_in_window;
+	ck_assert_int_eq(sem_init(&r_read, 0, 0), 0);
+	ck_assert_int_eq(sem_init(&r_go, 0, 0), 0);
+	ck_assert_int_eq(sem_init(&w_in_window, 0, 0), 0);
+	ck_assert_int_eq(sem_init(&w_go, 0, 0), 0);
+
+	ck_assert_int_eq(pthread_create(&r, NULL, vis_reader, &r_ok), 0);
+	while (sem_wait(&r_read) != 0)
+		;
+	ck_assert_int_eq(pthread_create(&w, NULL, vis_writer, &w_ok), 0);
+	while (sem_wait(&w_in_window) != 0)
+		;
+	/* I: W holds the owner word, R the reader mark. */
+	ck_assert(tm_irrevocable());
+	tm_st(&vline[2], 0x22);
+	sem_post(&w_go); /* W sees R's mark and lets go */
+	ck_assert_int_eq(pthread_join(w, NULL), 0);
+	sem_post(&r_go); /* R, doomed, lets go of its mark */
+	ck_assert_int_eq(pthread_join(r, NULL), 0);
+	ck_assert_int_eq(pthread_create(&x, NULL, vis_third, &x_ok), 0);
+	ck_assert_int_eq(pthread_join(x, NULL), 0);
+	ck_assert(tm_commit());
+
+	ck_assert_int_eq(hook_stops, 1);
+	ck_assert_msg(!w_ok, "W committed after I took its line");
+	ck_assert_msg(!r_ok, "R committed after I took its line");
+	ck_assert_msg(!x_ok, "X took the line while irrevocable I held it "
+			     "(W's failure let go of I's owner word)");
+	ck_assert_uint_eq(vline[1], 0);
+	ck_assert_uint_eq(vline[2], 0x22);
+	ck_assert_uint_eq(vline[3], 0);
+	ltx_test_vis_rfo_hook = NULL;
+	sem_destroy(&r_read);
+	sem_destroy(&r_go);
+	sem_destroy(&w_in_window);
+	sem_destroy(&w_go);
+}
+END_TEST
+
 int main(void)
 {
-	Suite *s = suite_create("fast_read_race");
-	TCase *tc = tcase_create("fast_read_race");
+	Suite *s = suite_create("take_race");
+	TCase *tc = tcase_create("fast_read");
+	TCase *tv = tcase_create("vis_rfo");
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc,
 			    test_fast_read_of_a_taken_line_never_sees_the_taker,
 			    0, NHOW);
 	suite_add_tcase(s, tc);
+	tcase_set_timeout(tv, 30);
+	tcase_add_test(tv,
+		       test_vis_rfo_failing_writer_leaves_a_taken_line_alone);
+	suite_add_tcase(s, tv);
 	return ltx_test_run(s);
 }
