@@ -159,7 +159,9 @@ struct ltx_cd {
 	int no_alloc;	   /* tx: a signal handler's: never allocate */
 	int slot;	   /* tx: small thread id (visible mode's reader byte,
 			    * LTX_VIS_SLOTS of them), from ltx_cd_take_slot;
-			    * -1: none yet, the visible mode's begin takes one */
+			    * -1: none yet, the visible mode's begin takes one
+			    * (a transaction begun without it, tx/alone.h,
+			    * reads as a thread without a byte does) */
 	uint32_t id;	   /* tx: names the descriptor for good (never reused):
 			    * the holder of a line (write-set entries, the
 			    * visible mode's owner words) */

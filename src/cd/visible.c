@@ -109,12 +109,26 @@ static void table_init(void)
 		if (p != MAP_FAILED) {
 			table_mask = (((uintptr_t)1 << bits) - 1) *
 				     sizeof(struct ltx_bytelock);
-			/* Pairs with the acquire load in vis_begin. */
+			/* Pairs with the acquire loads in table_ready. */
 			__atomic_store_n(&table, (struct ltx_bytelock *)p,
 					 __ATOMIC_RELEASE);
 			return;
 		}
 	}
+}
+
+/*
+ * Whether the table is there, made now if it was not: by a transaction's
+ * begin (vis_begin), or by its first line request if it began without
+ * vis_begin (one that runs alone, tx/alone.h).  False if it cannot be
+ * mapped.  Acquire: pairs with the release store in table_init.
+ */
+static bool table_ready(void)
+{
+	if (ltx_likely(__atomic_load_n(&table, __ATOMIC_ACQUIRE) != NULL))
+		return true;
+	pthread_once(&table_once, table_init);
+	return __atomic_load_n(&table, __ATOMIC_ACQUIRE) != NULL;
 }
 
 /* Line address -> bytelock: the orec hash (cd/orec.h), scaled by 64. */
@@ -418,7 +432,7 @@ static struct ltx_wentry *take(struct ltx_cd *cd, const void *addr,
 	if (ltx_likely(e != NULL && ltx_lines_held(cd, e) &&
 		       (e->state & LTX_LINE_EXCL)))
 		return cd->ws_base + e->widx;
-	if (table == NULL) {
+	if (!table_ready()) {
 		*cause = NOMEM_CAUSE;
 		return NULL;
 	}
@@ -439,8 +453,7 @@ static struct ltx_wentry *take(struct ltx_cd *cd, const void *addr,
 
 static void vis_begin(struct ltx_cd *cd)
 {
-	if (ltx_unlikely(__atomic_load_n(&table, __ATOMIC_ACQUIRE) == NULL))
-		pthread_once(&table_once, table_init);
+	(void)table_ready(); /* a request says if it failed */
 	/* A handler's descriptor: its slot on its first transaction here
 	 * (relaxed store: an irrevocable transaction elsewhere may look up
 	 * holders by slot, cd.h). */
@@ -470,7 +483,7 @@ static uint64_t vis_load(struct ltx_cd *cd, const void *addr, bool excl,
 		/* Held in S: nobody can change it under us. */
 		return ltx_load_word((const uint64_t *)addr);
 	}
-	if (table == NULL) {
+	if (!table_ready()) {
 		*cause = NOMEM_CAUSE;
 		return 0;
 	}

@@ -39,13 +39,40 @@ static inline bool ltx_tx_alone_with_token(void)
 }
 
 /*
- * Begin the exclusive holder's transaction, for a descriptor that is idle
- * for the fast paths (LTX_IDLE: the invisible mode, no capacity, not due
- * for the serial fallback): what tx.c's begin() does then, without its
- * detours.  As ltx_tx_fast_begin, then make_irrevocable, which with an
- * empty read set only disarms the fast paths (limit 0: every operation of
- * the holder, a tm_* one included, takes the slow path, which follows
- * cd.irrevocable).  No token test after the status store: tx holds it.
+ * Whether a descriptor idle in state st is set for the settings with no
+ * capacity limit (desc.h: LTX_IDLE, the invisible mode; LTX_IDLE_VISIBLE,
+ * the visible one), so that the exclusive holder's transaction may begin
+ * by ltx_tx_fast_begin_held.  Not LTX_IDLE_SLOW, which also stands for a
+ * capacity limit (LTX_CAPACITY), the boot descriptor and the rest: tx.c's
+ * begin() then.  (Due for the serial fallback does not matter here: the
+ * token is held already, and begin() would not take it again.)
+ */
+static inline __attribute__((always_inline)) bool ltx_tx_idle_held(int st)
+{
+	/* One test, (st & ~LTX_IDLE_VISIBLE) == 0, in both modes. */
+	_Static_assert(LTX_IDLE == 0 &&
+			       (LTX_IDLE_VISIBLE & (LTX_IDLE_VISIBLE - 1)) == 0,
+		       "LTX_IDLE_VISIBLE is a bit of its own");
+	return st == LTX_IDLE || st == LTX_IDLE_VISIBLE;
+}
+
+/*
+ * Begin the exclusive holder's transaction, for a descriptor for which
+ * ltx_tx_idle_held holds: what tx.c's begin() does then, without its
+ * detours.  The descriptor's mode, capacity limit (none) and counted flag
+ * (0) are the settings' already (desc.h), so what is left is the mode's
+ * begin and make_irrevocable, which with an empty read set come to
+ * limit 0 in both modes: the invisible one arms the fast paths (as
+ * ltx_tx_fast_begin) and make_irrevocable disarms them; the visible one
+ * never arms them, and its make_irrevocable has nothing to take.  Limit
+ * 0: every operation of the holder, a tm_* one included, takes the slow
+ * path, which follows cd.irrevocable.  The visible mode's begin also does
+ * first-use work, left to where it is needed: its table is made on the
+ * first line requested (cd/visible.c, table_ready), and a handler
+ * descriptor that has no reader slot yet reads as a thread without a
+ * byte does (cd.h, slot).  Counted as begin() counts it: irrevocable, not
+ * serial (the fallback did not take the token).  No token test after the
+ * status store: tx holds it.
  */
 static inline __attribute__((always_inline)) void
 ltx_tx_fast_begin_held(struct ltx_tx *tx)
@@ -65,14 +92,15 @@ ltx_tx_fast_begin_held(struct ltx_tx *tx)
 }
 
 /*
- * ltx_tx_begin_alone's common case inline (tx.h), for a descriptor idle
- * for the fast paths; the others take the out-of-line one.
+ * ltx_tx_begin_alone's common case inline (tx.h), for a descriptor for
+ * which ltx_tx_idle_held holds, in either mode; the others take the
+ * out-of-line one.
  */
 static inline __attribute__((always_inline)) bool
 ltx_tx_fast_begin_alone(struct ltx_tx *tx)
 {
-	if (ltx_unlikely(__atomic_load_n(&tx->status, __ATOMIC_RELAXED) !=
-			 LTX_IDLE))
+	if (ltx_unlikely(!ltx_tx_idle_held(
+		    __atomic_load_n(&tx->status, __ATOMIC_RELAXED))))
 		return ltx_tx_begin_alone(tx);
 	/* The count read first as a hint, so that threads that are not
 	 * alone never write the token's line for nothing. */

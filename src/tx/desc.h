@@ -17,16 +17,31 @@
 
 /*
  * Transaction states (struct ltx_tx.status).  The article's TACTIVE flag is
- * status != LTX_IDLE; its TSTATUS flag is status == LTX_ACTIVE.
+ * !ltx_status_idle(status); its TSTATUS flag is status == LTX_ACTIVE.
+ *
+ * Three idle states say how the next transaction may begin.  LTX_IDLE and
+ * LTX_IDLE_VISIBLE are stored only while the descriptor is set for the
+ * settings (tx.c, rearm): its mode is the setting's, and it has no
+ * capacity limit (cd.capacity and cd.counted 0).  A transaction that runs
+ * alone then begins by tx/alone.h's steps in either mode.
  */
 enum ltx_status {
-	LTX_IDLE = 0,	    /* no transaction: the next operation begins one */
-	LTX_ACTIVE = 1,	    /* live: may still commit */
-	LTX_DOOMED = 2,	    /* failed: loads return 0, stores do nothing */
-	LTX_IDLE_SLOW = 3,  /* as LTX_IDLE, but begin by the slow path (the
-			     * boot descriptor, modes without a fast path) */
-	LTX_COMMITTING = 4, /* past the commit point, writing back: signals
-			     * and the fault sandbox leave it alone */
+	LTX_IDLE = 0,	      /* no transaction: the next operation begins
+			       * one on the fast paths (the invisible mode
+			       * with no capacity limit) */
+	LTX_ACTIVE = 1,	      /* live: may still commit */
+	LTX_DOOMED = 2,	      /* failed: loads return 0, stores do nothing */
+	LTX_IDLE_SLOW = 3,    /* as LTX_IDLE, but begin by the slow path
+			       * (the boot descriptor, a capacity limit,
+			       * due for the serial fallback, a thread's
+			       * end, a fork) */
+	LTX_COMMITTING = 4,   /* past the commit point, writing back: signals
+			       * and the fault sandbox leave it alone */
+	LTX_IDLE_VISIBLE = 8, /* as LTX_IDLE_SLOW, in the visible mode with
+			       * no capacity limit: only a transaction that
+			       * runs alone begins without the slow path (a
+			       * bit of its own: tx/alone.h tests for it and
+			       * LTX_IDLE at once) */
 };
 
 /*
@@ -44,7 +59,8 @@ enum ltx_status {
 
 static inline bool ltx_status_idle(int status)
 {
-	return status == LTX_IDLE || status == LTX_IDLE_SLOW;
+	return status == LTX_IDLE || status == LTX_IDLE_SLOW ||
+	       status == LTX_IDLE_VISIBLE;
 }
 
 /*

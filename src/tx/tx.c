@@ -101,25 +101,50 @@ static void store_status(struct ltx_tx *tx, int status)
 }
 
 /*
- * Idle, in a mode whose transactions may begin on the fast path or not
- * (not in the visible mode, nor with a capacity limit: cd/invisible.c).
- * Worked out from the settings when they can change (the first descriptor,
- * tm_config_set of LTX_MODE or LTX_CAPACITY), which only happens while a
- * single thread uses ltx, so a plain int does.
+ * Idle, in the settings' mode (desc.h, the idle states): LTX_IDLE where
+ * transactions may begin on the fast paths (the invisible mode with no
+ * capacity limit: cd/invisible.c), LTX_IDLE_VISIBLE in the visible mode
+ * with none (only a transaction that runs alone skips the slow path's
+ * begin), else LTX_IDLE_SLOW.  Worked out from the settings when they can
+ * change (the first descriptor, tm_config_set of LTX_MODE or
+ * LTX_CAPACITY), which only happens while a single thread uses ltx and
+ * is in no transaction, so a plain int does, and every transaction ends
+ * in the settings it began in.
  */
 static int idle_now = LTX_IDLE;
 
 static void settings_changed(void)
 {
-	idle_now = ltx_config.mode == LTX_MODE_INVISIBLE &&
-				   ltx_config.capacity == 0
-			   ? LTX_IDLE
-			   : LTX_IDLE_SLOW;
+	if (ltx_config.capacity != 0)
+		idle_now = LTX_IDLE_SLOW;
+	else if (ltx_config.mode == LTX_MODE_VISIBLE)
+		idle_now = LTX_IDLE_VISIBLE;
+	else
+		idle_now = LTX_IDLE;
 }
 
 static int idle_status(void)
 {
 	return idle_now;
+}
+
+/*
+ * Set the idle descriptor tx for the settings: its mode and capacity
+ * limit as begin() would set them, then the idle state that says how its
+ * next transaction begins (desc.h).  Status goes to LTX_IDLE_SLOW first:
+ * a signal handler that runs a transaction on tx meanwhile (tx is a
+ * handler descriptor) begins it by begin(), which sets the same fields
+ * from the settings.
+ */
+static void rearm(struct ltx_tx *tx)
+{
+	store_status(tx, LTX_IDLE_SLOW);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	tx->mode = ltx_config.mode;
+	tx->cd.capacity = ltx_config.capacity;
+	tx->cd.counted = 0; /* a fast begin leaves it as it is */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	store_status(tx, idle_status());
 }
 
 /* Serial fallback: after LTX_SERIAL_AFTER consecutive aborts, the next
@@ -137,11 +162,14 @@ void ltx_tx_mode_changed(void)
 	struct ltx_tx *tx = ltx_self;
 
 	settings_changed();
-	if (tx != &ltx_boot_tx && ltx_status_idle(load_status(tx))) {
-		tx->mode = ltx_config.mode;
-		tx->cd.counted = 0; /* a fast begin leaves it as it is */
-		store_status(tx, idle_status());
-	}
+	if (tx == &ltx_boot_tx)
+		return;
+	if (ltx_status_idle(load_status(tx)))
+		rearm(tx);
+	/* Its handler descriptor too, which only this thread uses. */
+	if (tx->handler_tx != NULL &&
+	    ltx_status_idle(load_status(tx->handler_tx)))
+		rearm(tx->handler_tx);
 }
 
 static void run_actions(struct ltx_tx *tx, bool committed);
@@ -436,7 +464,12 @@ struct ltx_tx *ltx_tx_self(void)
 		if (tx->handler_tx != NULL)
 			tx->handler_tx->takes++;
 	}
-	/* Its twin for signal handlers, made now: handlers cannot malloc. */
+	/* Its twin for signal handlers, made now: handlers cannot malloc;
+	 * or the one it has, idle since its last thread, set for the
+	 * settings of now. */
+	if (tx != NULL && tx->handler_tx != NULL &&
+	    ltx_status_idle(load_status(tx->handler_tx)))
+		rearm(tx->handler_tx);
 	if (tx != NULL && tx->handler_tx == NULL) {
 		struct ltx_tx *h = new_descriptor(true);
 
@@ -445,8 +478,7 @@ struct ltx_tx *ltx_tx_self(void)
 			h->parent = tx;
 			h->cd.no_alloc = 1;
 			ltx_cd_attach(&h->cd);
-			h->mode = ltx_config.mode;
-			store_status(h, idle_status());
+			rearm(h);
 			h->rng = ((uint64_t)(uintptr_t)h * LTX_HASH_MUL) | 1;
 			tx->handler_tx = h;
 		}
@@ -458,8 +490,7 @@ struct ltx_tx *ltx_tx_self(void)
 	tx->cd.limit = 0;
 	tx->cause = 0;
 	tx->end_state = 0;
-	tx->mode = ltx_config.mode;
-	store_status(tx, idle_status()); /* tm_free reads it (tx/mem.c) */
+	rearm(tx); /* tm_free reads its status (tx/mem.c) */
 	tx->checkpoint = NULL;
 	tx->rng = ((uint64_t)(uintptr_t)tx * LTX_HASH_MUL) ^ ltx_cycles();
 	if (tx->rng == 0)
@@ -629,9 +660,9 @@ bool ltx_tx_begin_alone(struct ltx_tx *tx)
 		ltx_serial_release(tx);
 		return false;
 	}
-	/* Other modes and settings: the general begin, as
-	 * ltx_tx_begin_exclusive's after its drain. */
-	if (ltx_likely(st == LTX_IDLE))
+	/* Other settings: the general begin, as ltx_tx_begin_exclusive's
+	 * after its drain. */
+	if (ltx_likely(ltx_tx_idle_held(st)))
 		ltx_tx_fast_begin_held(tx);
 	else
 		begin_general(tx);
@@ -642,7 +673,7 @@ void ltx_tx_begin_exclusive(struct ltx_tx *tx)
 {
 	assert(ltx_status_idle(load_status(tx)));
 	ltx_serial_acquire_exclusive(tx);
-	if (load_status(tx) == LTX_IDLE && ltx_tx_alone_with_token()) {
+	if (ltx_tx_idle_held(load_status(tx)) && ltx_tx_alone_with_token()) {
 		ltx_tx_fast_begin_held(tx);
 		return;
 	}
@@ -878,6 +909,7 @@ static struct ltx_tx *live(struct ltx_tx *tx)
 	switch (load_status(tx)) {
 	case LTX_IDLE:
 	case LTX_IDLE_SLOW:
+	case LTX_IDLE_VISIBLE:
 		begin(tx);
 		/* A serial begin may have found the snapshot stale. */
 		if (ltx_unlikely(load_status(tx) != LTX_ACTIVE))
@@ -1008,6 +1040,7 @@ bool ltx_tx_validate(struct ltx_tx *tx)
 	switch (load_status(tx)) {
 	case LTX_IDLE:
 	case LTX_IDLE_SLOW:
+	case LTX_IDLE_VISIBLE:
 		return true;
 	case LTX_ACTIVE:
 		cause = ops(tx)->validate(&tx->cd);
@@ -1118,6 +1151,7 @@ bool ltx_tx_commit(struct ltx_tx *tx)
 	switch (load_status(tx)) {
 	case LTX_IDLE:
 	case LTX_IDLE_SLOW:
+	case LTX_IDLE_VISIBLE:
 		return true;
 	case LTX_ACTIVE:
 		if (ltx_unlikely(tx->slow == LTX_SLOW_STATS) &&
@@ -1141,20 +1175,24 @@ bool ltx_tx_commit_exclusive(struct ltx_tx *tx)
 
 	/*
 	 * Nothing logged (it read and wrote memory directly), no slow bit
-	 * but the token's, still live, in the invisible mode off its
-	 * counted path: committed_slow's work alone, as an update (it wrote
-	 * memory directly).  A holder of the token exclusive is never
-	 * doomed (no other transaction runs, and a signal leaves an
-	 * irrevocable one alone: tx/signal.c), and the invisible mode has
-	 * nothing to prepare or publish for empty logs (ltx_inv_prepare,
-	 * ltx_inv_publish: only the reset below).
+	 * but the token's, still live, not on the invisible mode's counted
+	 * path: committed_slow's work alone, as an update (it wrote memory
+	 * directly).  A holder of the token exclusive is never doomed (no
+	 * other transaction runs, and a signal leaves an irrevocable one
+	 * alone: tx/signal.c), and neither mode has anything to prepare or
+	 * publish for empty logs: the invisible one only resets what is
+	 * reset below (ltx_inv_prepare, ltx_inv_publish); the visible one
+	 * checks nothing (vis_prepare) and holds no line, for every line it
+	 * takes is in a log, so its directory (cd/lines.h) is empty too and
+	 * publish would release nothing and reset nothing.
 	 */
 	if (ltx_unlikely(tx->slow != LTX_SLOW_SERIAL) ||
 	    ltx_unlikely(load_status(tx) != LTX_ACTIVE) ||
 	    cd->ws_next != cd->ws_base || cd->rs_next != cd->rs_base ||
-	    ltx_unlikely(tx->mode != LTX_MODE_INVISIBLE || cd->counted) ||
+	    ltx_unlikely(cd->counted) ||
 	    ltx_unlikely(!ltx_serial_exclusive(tx)))
 		return ltx_tx_commit(tx);
+	assert(cd->lines_used == 0 && cd->slots == 0);
 	cd->limit = 0;
 	tx->stats.commits_rw++;
 	tx->end_state = 0;
