@@ -167,7 +167,10 @@ ltx_inv_store_owned(struct ltx_cd *cd, uintptr_t v, void *addr, uint64_t val,
 
 	if (w == NULL)
 		return false;
-	if (w->link == LTX_WENTRY_LONE_SINGLE) {
+	/* A lone head first (after LTX: a read-modify-write), one test. */
+	if (w->link != 0) {
+		if (w->link != LTX_WENTRY_LONE_SINGLE)
+			return false;
 		if (size == 8 && w->single_addr == (uintptr_t)addr) {
 			w->single_val = val; /* the same word again */
 			return true;
@@ -175,8 +178,6 @@ ltx_inv_store_owned(struct ltx_cd *cd, uintptr_t v, void *addr, uint64_t val,
 		/* Another word of the line (the next field of a node): the
 		 * general form, then the new bytes. */
 		ltx_wset_expand(w);
-	} else if (w->link != 0) {
-		return false;
 	}
 	memcpy((char *)w->data + off, &val, size); /* little-endian */
 	w->mask |= (uint64_t)((1u << size) - 1) << off;

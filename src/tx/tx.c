@@ -1105,8 +1105,13 @@ committed_slow(struct ltx_tx *tx, bool wrote, uint64_t nr, uint64_t nw)
 		run_actions(tx, true);
 }
 
-/* COMMIT of a live transaction: publish it, or doom it (false). */
-static bool commit_live(struct ltx_tx *tx)
+/*
+ * COMMIT of a live transaction: publish it, or doom it (false).  plain:
+ * the caller knows tx has no slow bit, and this copy of it leaves out
+ * what only slow bits need.
+ */
+static inline __attribute__((always_inline)) bool commit_live(struct ltx_tx *tx,
+							      bool plain)
 {
 	bool inv = tx->mode == LTX_MODE_INVISIBLE;
 	bool wrote = tx->cd.ws_next != tx->cd.ws_base;
@@ -1114,7 +1119,7 @@ static bool commit_live(struct ltx_tx *tx)
 	uintptr_t ts = 0;
 	unsigned cause;
 
-	if (ltx_unlikely(tx->slow & LTX_SLOW_STATS)) {
+	if (!plain && ltx_unlikely(tx->slow & LTX_SLOW_STATS)) {
 		nr = (uint64_t)(tx->cd.rs_next - tx->cd.rs_base);
 		nw = (uint64_t)(tx->cd.ws_next - tx->cd.ws_base);
 	}
@@ -1133,7 +1138,7 @@ static bool commit_live(struct ltx_tx *tx)
 		ltx_inv_publish(&tx->cd, ts); /* disarms the fast paths */
 	else
 		ops(tx)->publish(&tx->cd, ts);
-	if (ltx_unlikely(tx->slow != 0)) {
+	if (!plain) {
 		committed_slow(tx, wrote, nr, nw);
 		return true;
 	}
@@ -1154,11 +1159,16 @@ bool ltx_tx_commit(struct ltx_tx *tx)
 	case LTX_IDLE_VISIBLE:
 		return true;
 	case LTX_ACTIVE:
-		if (ltx_unlikely(tx->slow == LTX_SLOW_STATS) &&
-		    commit_counted_read_only(tx))
+		/* Each way a copy of its own: no slow bit, the common case,
+		 * or the bits' work (statistics' own read-only commit). */
+		if (ltx_likely(tx->slow == 0)) {
+			if (commit_live(tx, true))
+				return true;
+		} else if ((tx->slow == LTX_SLOW_STATS &&
+			    commit_counted_read_only(tx)) ||
+			   commit_live(tx, false)) {
 			return true;
-		if (commit_live(tx))
-			return true;
+		}
 		break;
 	default:
 		break;
