@@ -138,6 +138,40 @@ START_TEST(test_handler_transaction_leaves_interrupted_one_intact)
 }
 END_TEST
 
+/*
+ * A transaction in a signal handler runs in the mode set last: the
+ * handler's descriptor, idle, is set for a new LTX_MODE as the thread's
+ * own is.  (It was left in the former mode: the invisible mode's fast
+ * paths, which count no bus request.)
+ */
+START_TEST(test_handler_transaction_runs_in_the_mode_set_since)
+{
+	struct tm_bus_stats before, after;
+
+	if (!ltx_test_use_mode(0))
+		return;
+	ltx_test_set_handler(SIGUSR1, handler_transaction, 0);
+	a = 0;
+	b = 0;
+	hits = 0;
+	/* The thread's descriptor, and with it the handler's. */
+	TM_ATOMIC
+		tm_st(&a, tm_lt(&a) + 1);
+	raise(SIGUSR1);
+	ck_assert_uint_eq(b, 1);
+	if (!ltx_test_use_mode(1))
+		return;
+	ck_assert_int_eq(tm_bus_stats(&before), 0);
+	raise(SIGUSR1);
+	ck_assert_int_eq(hits, 2);
+	ck_assert_uint_eq(b, 2);
+	ck_assert_int_eq(tm_bus_stats(&after), 0);
+	/* The visible mode's T_READ of b (and its T_RFO). */
+	ck_assert_uint_gt(after.t_read, before.t_read);
+	signal(SIGUSR1, SIG_DFL);
+}
+END_TEST
+
 START_TEST(test_irrevocable_transaction_is_not_doomed_by_signal)
 {
 	if (!ltx_test_use_mode(_i))
@@ -296,6 +330,7 @@ int main(void)
 	tcase_add_loop_test(
 		tc, test_handler_transaction_leaves_interrupted_one_intact, 0,
 		LTX_TEST_NMODES);
+	tcase_add_test(tc, test_handler_transaction_runs_in_the_mode_set_since);
 	tcase_add_loop_test(
 		tc, test_irrevocable_transaction_is_not_doomed_by_signal, 0,
 		LTX_TEST_NMODES);
