@@ -43,7 +43,7 @@
  *   beginning transaction                exclusive taker
  *     store status ACTIVE (release)        CAS token 0 -> tx|EXCL (seq_cst)
  *     compiler barrier only                if another thread holds a
- *     load token (relaxed)                   descriptor: ltx_fence_heavy()
+ *     load token (acquire)                   descriptor: ltx_fence_heavy()
  *                                          load each status (acquire)
  * The heavy fence makes every other thread execute a full barrier: a
  * transaction whose ACTIVE store came before its barrier is seen by the
@@ -56,7 +56,12 @@
  * newcomer's first token load sees the CAS.  The token is taken with an
  * acquire CAS and given back with a release store, so each holder sees
  * the previous one's commit; the drain's acquire loads of status pair
- * with the release stores of idle at every transaction end.
+ * with the release stores of idle at every transaction end.  A beginning
+ * transaction's token load is an acquire too (a plain load on x86-64):
+ * one that finds no exclusive holder any more reads the release store
+ * that ended the last one, or a later write of the token, made by a
+ * holder after its own acquire of it, so it sees memory as the exclusive
+ * one left it, although no orec or bytelock tells of its direct writes.
  *
  * A doomed transaction is not waited for: its loads return 0 without
  * touching memory and it can never commit (tx.c's commit point).  A
@@ -123,7 +128,8 @@ static inline bool ltx_serial_exclusive(const struct ltx_tx *tx)
  */
 static inline __attribute__((always_inline)) bool ltx_serial_may_block(void)
 {
-	return __atomic_load_n(&ltx_serial_token, __ATOMIC_RELAXED) &
+	/* Acquire: pairs with ltx_serial_release (see above). */
+	return __atomic_load_n(&ltx_serial_token, __ATOMIC_ACQUIRE) &
 	       LTX_SERIAL_EXCL;
 }
 

@@ -560,7 +560,8 @@ static bool commit_point(struct ltx_tx *tx)
  */
 static bool serial_blocks(const struct ltx_tx *tx)
 {
-	uintptr_t t = __atomic_load_n(&ltx_serial_token, __ATOMIC_RELAXED);
+	/* Acquire: as ltx_serial_may_block's (tx/serial.h). */
+	uintptr_t t = __atomic_load_n(&ltx_serial_token, __ATOMIC_ACQUIRE);
 
 	if (!(t & LTX_SERIAL_EXCL) || (t & ~LTX_SERIAL_EXCL) == (uintptr_t)tx)
 		return false;
