@@ -21,9 +21,11 @@
  *
  * Three idle states say how the next transaction may begin.  LTX_IDLE and
  * LTX_IDLE_VISIBLE are stored only while the descriptor is set for the
- * settings (tx.c, rearm): its mode is the setting's, and it has no
- * capacity limit (cd.capacity and cd.counted 0).  A transaction that runs
- * alone then begins by tx/alone.h's steps in either mode.
+ * settings, with no capacity limit: its mode is the setting's, and
+ * cd.capacity and cd.counted are 0 (tx.c's rearm sets it so when the
+ * settings change, and every begin keeps it so: a transaction ends in
+ * the settings it began in).  A transaction that runs alone then begins
+ * by tx/alone.h's steps in either mode.
  */
 enum ltx_status {
 	LTX_IDLE = 0,	      /* no transaction: the next operation begins
