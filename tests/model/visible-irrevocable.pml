@@ -38,7 +38,8 @@
  *   abort    (tx.c, finish_abort, end_aborted; visible.c, release_locks,
  *            unlock_owner) each owner word held: a CAS from our id to 0;
  *            then the marks; store IDLE; then wait while the irrevocable
- *            thread is taking a line (cd.c, ltx_cd_take_wait)
+ *            thread is taking a line (cd.c, ltx_cd_take_wait; left out
+ *            with -DBROKEN_TAKE_WAIT)
  * and for the irrevocable thread:
  *   holder   (tx.c, holder_state, doom_remote) load the holder's status:
  *            ACTIVE: CAS it to DOOMED, then AGAIN (look again); DOOMED:
@@ -78,9 +79,12 @@
  * commit point); a line is written back only under its writer's own owner
  * word; the irrevocable transaction wins its commit point and ends; at the
  * end x == y == committed updates, and no owner word or mark is left; no
- * invalid end state.  -DBROKEN_RELEASE (the bug of d1d4045) must fail.
+ * invalid end state.  Two broken variants must fail: -DBROKEN_RELEASE,
+ * the bug of d1d4045, and -DBROKEN_TAKE_WAIT: the irrevocable thread sees
+ * a transaction doomed, the transaction ends, the thread's next one takes
+ * the same owner word, and the take's CAS then takes it from a live one.
  *
- * model-check: broken -DBROKEN_RELEASE
+ * model-check: broken -DBROKEN_RELEASE -DBROKEN_TAKE_WAIT
  */
 
 #define NL 2
@@ -91,13 +95,18 @@
 #endif
 /*
  * Three threads make many more interleavings than visible.pml's two:
- * make check gives each ordinary thread one attempt (3.1 million states),
+ * make check gives each ordinary thread one attempt (3.2 million states),
  * make soak gives thread 1 two, so that a transaction begins after one
- * that an irrevocable one doomed and took a line from (ltx_cd_take_wait's
- * case; 12 million states).
+ * that the irrevocable one doomed (ltx_cd_take_wait's case; 12 million
+ * states).  -DBROKEN_TAKE_WAIT needs that second transaction, so it has
+ * it in make check too (it fails within 0.4 million states).
  */
 #define ATTEMPTS_0 1
+#ifdef BROKEN_TAKE_WAIT
+#define ATTEMPTS_1 2
+#else
 #define ATTEMPTS_1 (ATTEMPTS / 2)
+#endif
 
 #define INC_LT 0
 #define INC_LTX 1
@@ -159,6 +168,13 @@ byte done;
 	:: i < NL && !marked[i] -> i++ \
 	od; \
 	atomic { i = 0; dirty[0] = false; dirty[1] = false; val[0] = 0; val[1] = 0 }
+
+/* cd.c, ltx_cd_take_wait: -DBROKEN_TAKE_WAIT leaves it out */
+#ifdef BROKEN_TAKE_WAIT
+#define TAKE_WAIT skip
+#else
+#define TAKE_WAIT !taking
+#endif
 
 /* Ordinary threads: each attempt is a whole transaction. */
 proctype ordinary(byte me; byte attempts)
@@ -338,7 +354,7 @@ proctype ordinary(byte me; byte attempts)
 			/* tx.c, finish_abort, end_aborted */
 			RELEASE(false);
 			atomic { st[me] = IDLE; a = 0; b = 0; kind = 0 };
-			!taking		/* ltx_cd_take_wait */
+			TAKE_WAIT
 		fi
 	:: else -> break
 	od;
