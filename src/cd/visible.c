@@ -188,7 +188,9 @@ static unsigned read_lock(struct ltx_cd *cd, struct ltx_bytelock *lock)
 		uint8_t *mine = &lock->reader[cd->slot];
 
 		/* Already marked (another line on this lock): no writer can
-		 * have taken it since, so it is still ours to read. */
+		 * have taken it since but an irrevocable one, which doomed us
+		 * first; the transaction layer's status check after the load
+		 * then throws the value away (ltx_tx_load_at). */
 		if (__atomic_load_n(mine, __ATOMIC_RELAXED))
 			return 0;
 		/* Named before the mark: a signal handler landing right after
@@ -348,7 +350,8 @@ static struct ltx_wentry *write_lock(struct ltx_cd *cd, uintptr_t line,
 	}
 	/* Named before the CAS, for release_held (see read_lock). */
 	cd->ws_next->orec = &lock->owner;
-	/* Owned already (another line on it): no reader got in since. */
+	/* Owned already (another line on it): no reader got in since (an
+	 * irrevocable taker would have changed the word). */
 	if (__atomic_load_n(&lock->owner, __ATOMIC_RELAXED) != me(cd)) {
 		while (!__atomic_compare_exchange_n(
 			&lock->owner, &expect, me(cd), false, __ATOMIC_SEQ_CST,
@@ -467,7 +470,8 @@ static uint64_t vis_load(struct ltx_cd *cd, const void *addr, bool excl,
 		if (e->state & LTX_LINE_EXCL)
 			return ltx_wset_merged_word(cd->ws_base + e->widx,
 						    addr);
-		/* Held in S: nobody can change it under us. */
+		/* Held in S: only an irrevocable transaction can change it
+		 * under us, after dooming us (the caller checks). */
 		return ltx_load_word((const uint64_t *)addr);
 	}
 	if (table == NULL) {
