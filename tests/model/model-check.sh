@@ -6,11 +6,11 @@
 # catch the bug it is there for.  A model names its broken variants on a
 # line of its own, "model-check: broken -DBROKEN ..." (Spin defines, each
 # one a variant).  MODEL_ATTEMPTS sets the transaction attempts per thread
-# (make soak raises it; a model may scale it down, as visible-irrevocable
-# does).  Skipped (77) when spin or a C compiler is missing.
+# (make soak raises it; a model may scale it down, as the -irrevocable ones
+# do).  Skipped (77) when spin or a C compiler is missing.
 set -u
 srcdir=${srcdir:-$(dirname "$0")/..}
-models="invisible visible visible-irrevocable"
+models="invisible invisible-irrevocable visible visible-irrevocable"
 attempts=${MODEL_ATTEMPTS:-3}
 CC=${CC:-cc}
 command -v spin >/dev/null 2>&1 || {
