@@ -40,6 +40,8 @@
  * With -DBROKEN, read validation always succeeds and the re-read of the
  * orec after a load is skipped (as LTX_TEST_BREAK_READ_VALIDATION does in
  * C); the verifier must then find a violation.
+ *
+ * model-check: broken -DBROKEN
  */
 
 #define NL 2

@@ -21,6 +21,8 @@
  * x == y; at the end x == y == committed updates; every lock released; no
  * invalid end state (no deadlock).  With -DBROKEN the writer does not check
  * for readers, and the verifier must find a violation.
+ *
+ * model-check: broken -DBROKEN
  */
 
 #define NL 2
