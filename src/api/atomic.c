@@ -205,7 +205,8 @@ static __attribute__((noinline)) void end_slow(struct tm__atomic *a,
  * The end of the outermost block a after the fast path could not commit
  * it: the small commit (checked first, or not where the fast path knows
  * it may take the transaction), the commit that revalidates with the clock
- * value taken, or the full commit (as end_slow).  Each is tail-called by the
+ * value taken, the commit of more than two entries (end_many, below), or
+ * the full commit (as end_slow).  Each is tail-called by the
  * fast path (tx/fast.h).
  */
 static bool end_full(void *a, struct ltx_tx *tx)
@@ -239,6 +240,18 @@ static __attribute__((noinline)) bool end_revalidate(void *a, struct ltx_tx *tx,
 	return true;
 }
 
+/* More than two write-set entries and no slow bit: ltx_tx_commit_many,
+ * then as end_slow's outermost case. */
+static __attribute__((noinline)) bool end_many(void *a, struct ltx_tx *tx)
+{
+	/* A commit that fails restarts the block (no return). */
+	if (ltx_tx_commit_many(tx)) {
+		tx->consec_aborts = 0;
+		block_done(a, tx);
+	}
+	return true;
+}
+
 /* A commit the fast path made: the block is over. */
 static inline __attribute__((always_inline)) void end_done(void *a,
 							   struct ltx_tx *tx)
@@ -253,6 +266,7 @@ void tm__atomic_end(struct tm__atomic *a)
 		.lone = end_lone,
 		.revalidate = end_revalidate,
 		.full = end_full,
+		.many = end_many,
 		.done = end_done,
 	};
 	struct ltx_tx *tx = ltx_self;

@@ -226,6 +226,9 @@ ltx_tx_fast_store_open(struct ltx_tx *tx, void *addr, uint64_t val,
  * since the snapshot (the reads are checked, then it goes on with ts).
  */
 bool ltx_tx_commit_small(struct ltx_tx *tx);
+/* The whole COMMIT of a transaction of the fast paths with no slow bit and
+ * more than two write-set entries (tx.c). */
+bool ltx_tx_commit_many(struct ltx_tx *tx);
 bool ltx_tx_fast_commit_revalidate(struct ltx_tx *tx, uintptr_t ts);
 /* ltx_tx_commit_small for a transaction it may take (no slow bit but
  * LTX_SLOW_AFTER, live, one or two entries), else false. */
@@ -241,7 +244,8 @@ bool ltx_tx_commit_revalidate_whole(struct ltx_tx *tx, uintptr_t ts);
  * small for a transaction with slow bits, lone for one with no slow bit
  * (live, invisible) whose one or two write-set entries are not all lone
  * words (an LTX, a sub-word ST), revalidate when the snapshot must be checked
- * (with the clock value taken), full for any other case (NULL: return false,
+ * (with the clock value taken), many (if not NULL) for one with no slow bit
+ * and more than two entries, full for any other case (NULL: return false,
  * nothing done). Each is called last (a tail call), so that the fast path saves
  * no register; their result is the commit's.  done (if not NULL) runs after a
  * commit the fast path made, inlined (a front end's own end of it). Each gets
@@ -253,6 +257,7 @@ struct ltx_commit_exits {
 	bool (*lone)(void *ctx, struct ltx_tx *tx);
 	bool (*revalidate)(void *ctx, struct ltx_tx *tx, uintptr_t ts);
 	bool (*full)(void *ctx, struct ltx_tx *tx);
+	bool (*many)(void *ctx, struct ltx_tx *tx);
 	void (*done)(void *ctx, struct ltx_tx *tx);
 };
 
@@ -438,7 +443,11 @@ ltx_tx_fast_commit_words(struct ltx_tx *tx, struct ltx_wentry *w, uintptr_t n,
 		return ltx_tx_fast_commit_nwords(tx, w, false, out, ctx);
 	if (ltx_likely(n == 2 * sizeof(*w)))
 		return ltx_tx_fast_commit_nwords(tx, w, true, out, ctx);
-	return out->full != NULL && out->full(ctx, tx); /* more than two */
+	/* More than two: the caller's own exit for them, else its full one
+	 * (NULL: false, nothing done). */
+	if (out->many != NULL)
+		return out->many(ctx, tx);
+	return out->full != NULL && out->full(ctx, tx);
 }
 
 /*
@@ -525,6 +534,13 @@ ltx_tx_exit_full(void *ctx, struct ltx_tx *tx)
 }
 
 static inline __attribute__((always_inline)) bool
+ltx_tx_exit_many(void *ctx, struct ltx_tx *tx)
+{
+	(void)ctx;
+	return ltx_tx_commit_many(tx);
+}
+
+static inline __attribute__((always_inline)) bool
 ltx_tx_fast_commit(struct ltx_tx *tx)
 {
 	static const struct ltx_commit_exits out = {
@@ -544,6 +560,7 @@ ltx_tx_commit_inline(struct ltx_tx *tx)
 		.lone = ltx_tx_exit_lone_whole,
 		.revalidate = ltx_tx_exit_revalidate_whole,
 		.full = ltx_tx_exit_full,
+		.many = ltx_tx_exit_many,
 	};
 
 	return ltx_tx_fast_commit_then(tx, &out, NULL);

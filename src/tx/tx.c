@@ -1180,6 +1180,25 @@ bool ltx_tx_commit(struct ltx_tx *tx)
 	return false;
 }
 
+/*
+ * The fast commit's exit for more than two write-set entries (tx/fast.h):
+ * the transaction is of the fast paths (limit != 0: invisible, uncounted,
+ * not irrevocable) with no slow bit, so ltx_tx_commit's status switch and
+ * slow-bit tests would only find that again.  Its status may no longer be
+ * ACTIVE (an irrevocable transaction dooms without touching limit): the
+ * commit point's CAS in commit_live finds that, and the transaction ends
+ * as ltx_tx_commit ends a doomed one.
+ */
+bool ltx_tx_commit_many(struct ltx_tx *tx)
+{
+	if (ltx_likely(commit_live(tx, true)))
+		return true;
+	finish_abort(tx, doomed_cause(tx), true);
+	if (tx->checkpoint != NULL)
+		restart(tx, tx->last_status | TM_ABORT_RETRY);
+	return false;
+}
+
 bool ltx_tx_commit_exclusive(struct ltx_tx *tx)
 {
 	struct ltx_cd *cd = &tx->cd;
