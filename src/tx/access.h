@@ -101,7 +101,14 @@ static inline uint64_t ltx_access_load_sized(const void *a, unsigned size,
 		ltx_access_load_bytes(&x, a, size, excl);
 		return x;
 	}
-	x = ltx_access_load_word((const void *)(p & ~LTX_WORD_MASK), excl);
+	/* The shift in each branch: with one tail shared by LT and LTX the
+	 * compiler moved LT's word through a second register and back. */
+	if (excl) {
+		x = ltx_access_load_word((const void *)(p & ~LTX_WORD_MASK),
+					 true);
+		return x >> ((p & LTX_WORD_MASK) * 8);
+	}
+	x = ltx_access_load_word((const void *)(p & ~LTX_WORD_MASK), false);
 	return x >> ((p & LTX_WORD_MASK) * 8);
 }
 
