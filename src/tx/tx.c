@@ -1032,6 +1032,19 @@ void ltx_tx_store(struct ltx_tx *tx, void *addr, uint64_t val, unsigned size)
 			(uintptr_t)__builtin_return_address(0));
 }
 
+/*
+ * The end of a VALIDATE or COMMIT that found the transaction doomed:
+ * abort it (with backoff), then restart it at its checkpoint if it has
+ * one (TM_ATOMIC, a GCC transaction); else report false.
+ */
+static __attribute__((noinline, cold)) bool failed(struct ltx_tx *tx)
+{
+	finish_abort(tx, doomed_cause(tx), true);
+	if (tx->checkpoint != NULL)
+		restart(tx, tx->last_status | TM_ABORT_RETRY);
+	return false;
+}
+
 bool ltx_tx_validate(struct ltx_tx *tx)
 {
 	unsigned cause;
@@ -1054,10 +1067,7 @@ bool ltx_tx_validate(struct ltx_tx *tx)
 	default:
 		break;
 	}
-	finish_abort(tx, doomed_cause(tx), true);
-	if (tx->checkpoint != NULL)
-		restart(tx, tx->last_status | TM_ABORT_RETRY);
-	return false;
+	return failed(tx);
 }
 
 /*
@@ -1174,10 +1184,7 @@ bool ltx_tx_commit(struct ltx_tx *tx)
 	default:
 		break;
 	}
-	finish_abort(tx, doomed_cause(tx), true);
-	if (tx->checkpoint != NULL)
-		restart(tx, tx->last_status | TM_ABORT_RETRY);
-	return false;
+	return failed(tx);
 }
 
 /*
@@ -1193,10 +1200,7 @@ bool ltx_tx_commit_many(struct ltx_tx *tx)
 {
 	if (ltx_likely(commit_live(tx, true)))
 		return true;
-	finish_abort(tx, doomed_cause(tx), true);
-	if (tx->checkpoint != NULL)
-		restart(tx, tx->last_status | TM_ABORT_RETRY);
-	return false;
+	return failed(tx);
 }
 
 bool ltx_tx_commit_exclusive(struct ltx_tx *tx)
