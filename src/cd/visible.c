@@ -345,6 +345,22 @@ static bool take_owner(const struct ltx_cd *cd, struct ltx_bytelock *lock,
 }
 
 /*
+ * Let go of an owner word that is ours unless it was taken from us: a CAS
+ * from our word, never a plain store, for an irrevocable transaction may
+ * have doomed us and taken it (take_owner), and a store of 0 would free
+ * the line under it while it writes it (tests/unit/check_take_race.c,
+ * vis_rfo).  Seq_cst: pairs with the next owner's CAS and with readers'
+ * seq_cst loads of the owner word.
+ */
+static void let_go(const struct ltx_cd *cd, uintptr_t *owner)
+{
+	uintptr_t mine = me(cd);
+
+	(void)__atomic_compare_exchange_n(owner, &mine, 0, false,
+					  __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+}
+
+/*
  * T_RFO: take lock in E for a new write-set entry for line (made here).
  * Returns the entry, or NULL with *cause set: BUSY_CAUSE if another
  * transaction owns the lock or holds it shared, NOMEM_CAUSE.
@@ -387,18 +403,9 @@ static struct ltx_wentry *write_lock(struct ltx_cd *cd, uintptr_t line,
 			while (readers_in_way(cd, lock))
 				ltx_wait_step(&spins);
 		} else if (others_read(cd, lock)) {
-			/* Let go by a CAS from our word, never a plain store:
-			 * since our CAS an irrevocable transaction may have
-			 * doomed us and taken the word (take_owner), and a
-			 * store of 0 would free the line under it while it
-			 * writes it (tests/unit/check_take_race.c, vis_rfo).
-			 * Nothing was written under our word: relaxed on
-			 * success. */
-			uintptr_t mine = me(cd);
-
-			(void)__atomic_compare_exchange_n(
-				&lock->owner, &mine, 0, false, __ATOMIC_RELAXED,
-				__ATOMIC_RELAXED);
+			/* Nothing was written under it; since our CAS it
+			 * may have been taken from us. */
+			let_go(cd, &lock->owner);
 			ltx_cd_conflict_held(cd, LTX_CD_HELD_READERS, 0);
 			*cause = BUSY_CAUSE;
 			return NULL;
@@ -529,23 +536,19 @@ static unsigned vis_validate(struct ltx_cd *cd)
  * Let go of the owner word of entry w.  After a commit (committed) the
  * owner words are still ours: nobody takes a committing transaction's
  * lines.  Otherwise release_held may have let go of it already, and an
- * irrevocable transaction may have taken it: a CAS from our word.  Pairs
- * with the next owner's CAS and with readers' seq_cst loads of the owner
- * word.
+ * irrevocable transaction may have taken it (let_go).  The release store
+ * pairs with the next owner's CAS and with readers' seq_cst loads of the
+ * owner word.
  */
 static void unlock_owner(const struct ltx_cd *cd, const struct ltx_wentry *w,
 			 bool committed)
 {
-	uintptr_t mine = me(cd);
-
 	if (w->orec == NULL)
 		return;
 	if (committed)
 		__atomic_store_n(w->orec, 0, __ATOMIC_RELEASE);
 	else
-		(void)__atomic_compare_exchange_n(w->orec, &mine, 0, false,
-						  __ATOMIC_SEQ_CST,
-						  __ATOMIC_RELAXED);
+		let_go(cd, w->orec);
 }
 
 /* Clear our reader byte on the lock of read-set entry r (idempotent).
