@@ -5,19 +5,23 @@
 
 /*
  * Defining LTX_INLINE before including <ltx/tm.h> makes tm_lt() and
- * tm_lt_u64() macros that run the common case of a shared load (a live
- * transaction, an unowned line no newer than its snapshot, room in the
- * read set) in the caller, without a call, and call the library for
+ * tm_lt_u64() macros that run the common cases of a shared load in the
+ * caller, without a call: a live transaction's load of an unowned line no
+ * newer than its snapshot (with room in the read set), a load of a word
+ * the transaction stored (read after write), and the first load of a
+ * transaction (an idle descriptor begins one).  The library takes
  * everything else.  It is what liburcu's _LGPL_SOURCE is to liburcu: the
  * program then depends on the layout of ltx's per-thread state, which is
- * why the thread-local symbol carries a version (tm__self_v2): a libltx
- * with another layout has no such symbol, and the program fails to load
- * instead of misbehaving.  x86-64 with GCC or Clang only.
+ * why the thread-local symbol carries a version (tm__self_v3; the serial
+ * token's, tm__serial_v3, with it): a libltx with another layout has no
+ * such symbol, and the program fails to load instead of misbehaving.
+ * x86-64 with GCC or Clang only.
  *
- * The code is the library's fast path (src/cd/invisible.h): read the
- * line's ownership record, compare it with the transaction's limit (which
- * also fails for no transaction, a doomed one, the visible mode, a locked
- * or newer line), load the word, check the record again, log the record.
+ * The code is the library's fast path (src/tx/fast.h ltx_tx_fast_load,
+ * with src/cd/invisible.h and ltx_tx_fast_begin): read the line's
+ * ownership record, compare it with the transaction's limit (which also
+ * fails for no transaction, a doomed one, the visible mode, a locked or
+ * newer line), load the word, check the record again, log the record.
  */
 
 #include <stdbool.h>
@@ -27,11 +31,12 @@
 extern "C" {
 #endif
 
-/* The head of ltx's per-thread descriptor (struct ltx_tx, src/tx/desc.h,
- * which checks that the two agree). */
+/* The first line of ltx's per-thread descriptor (struct ltx_tx,
+ * src/tx/desc.h, which checks that the mirrors here agree with ltx's):
+ * what every load reads. */
 struct tm__hot {
 	int status;
-	uint32_t slow;
+	unsigned cause;
 	uint64_t tx_id;
 	uintptr_t limit;
 	uintptr_t *orecs;
@@ -41,30 +46,68 @@ struct tm__hot {
 	uintptr_t **rs_end;
 };
 
+/* A write-set entry (struct ltx_wentry, src/cd/cd.h): a line the
+ * transaction holds; TM__SINGLE in flags when its one store so far is
+ * the aligned word at single_addr, whose value is single_val. */
+struct tm__wentry {
+	uint64_t data[8];
+	uint64_t mask;
+	uintptr_t line;
+	uintptr_t *orec;
+	uintptr_t old_version;
+	uint32_t next;
+	uint32_t flags;
+	uint32_t head;
+	uint32_t owner;
+	uintptr_t single_addr;
+	uint64_t single_val;
+};
+
+/* The descriptor's first two lines: the second is what read after write
+ * and a begin read too. */
+struct tm__head {
+	struct tm__hot hot;
+	const struct tm__wentry *ws_next;
+	const struct tm__wentry *ws_end;
+	const struct tm__wentry *ws_base;
+	uintptr_t **rs_base;
+	uintptr_t snapshot;
+};
+
+#define TM__SINGLE	4
+#define TM__OREC_LOCKED ((uintptr_t)1 << 63) /* src/cd/orec.h */
+#define TM__IDLE	0
+#define TM__ACTIVE	1
+#define TM__SERIAL_EXCL 1 /* src/tx/serial.h */
+
 #if !defined(LTX_INTERNAL) && defined(__x86_64__) && defined(__GNUC__) &&      \
 	defined(__GCC_ASM_FLAG_OUTPUTS__)
-extern __thread struct tm__hot *tm__self_v2
+extern __thread struct tm__head *tm__self_v3
 	__attribute__((tls_model("initial-exec")));
+extern uintptr_t tm__serial_v3;
 
 static inline __attribute__((always_inline)) uint64_t
 tm__lt_inline(const void *addr)
 {
-	struct tm__hot *tx = tm__self_v2;
+	struct tm__head *tx = tm__self_v3;
 	uintptr_t a = (uintptr_t)addr;
-	uintptr_t *orec, v, **r;
+	uintptr_t *orec, v, limit, **r;
+	const struct tm__wentry *w;
 	uint64_t x;
 	bool changed;
 
 	if (__builtin_expect(a & 7, 0))
 		goto out_of_line;
 	/* The orec hash of src/rt/hash.h and src/cd/orec.h. */
-	orec = (uintptr_t *)((char *)tx->orecs +
-			     ((((a >> 6) * tx->orec_mul) >> 29) &
-			      tx->orec_mask));
+	orec = (uintptr_t *)((char *)tx->hot.orecs +
+			     ((((a >> 6) * tx->hot.orec_mul) >> 29) &
+			      tx->hot.orec_mask));
 	/* Acquire: pairs with the committer's release of the version. */
 	v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(v >= tx->limit, 0))
-		goto out_of_line;
+	limit = tx->hot.limit;
+	if (__builtin_expect(v >= limit, 0))
+		goto not_below;
+read:
 	/* Plain movs, kept in order by volatile: the word, then the record
 	 * again (an aligned word load never crosses a page). */
 	__asm__ __volatile__("movq %1, %0"
@@ -73,12 +116,59 @@ tm__lt_inline(const void *addr)
 	__asm__ __volatile__("cmpq %2, %1"
 			     : "=@ccne"(changed)
 			     : "r"(v), "m"(*orec));
-	r = tx->rs_next;
-	if (__builtin_expect(changed || r == tx->rs_end, 0))
+	r = tx->hot.rs_next;
+	if (__builtin_expect(changed || r == tx->hot.rs_end, 0))
 		goto out_of_line;
 	*r = orec;
-	tx->rs_next = r + 1;
+	tx->hot.rs_next = r + 1;
 	return x;
+not_below:
+	if (limit != 0) {
+		/*
+		 * A live transaction: read after write (ltx_inv_load_single,
+		 * src/cd/invisible.h).  The record holds our lock word on
+		 * an entry of our write set only while we hold the line;
+		 * the entry's own word is answered from it, with no check
+		 * of memory: it is the transaction's own data.
+		 */
+		w = (const struct tm__wentry *)(v ^ TM__OREC_LOCKED);
+		if ((uintptr_t)w >= (uintptr_t)tx->ws_base &&
+		    (uintptr_t)w < (uintptr_t)tx->ws_next &&
+		    (w->flags & TM__SINGLE) && w->single_addr == a)
+			return w->single_val;
+		goto out_of_line;
+	}
+	/* An idle descriptor begins (ltx_tx_fast_begin, src/tx/fast.h, has
+	 * the synchronization argument of each step). */
+	if (__atomic_load_n(&tx->hot.status, __ATOMIC_RELAXED) != TM__IDLE)
+		goto out_of_line;
+	limit = tx->snapshot + 1;
+	tx->hot.limit = limit;
+	tx->hot.cause = 0;
+	/* Release: tm_free's grace periods (src/tx/mem.c). */
+	__atomic_store_n(&tx->hot.tx_id, tx->hot.tx_id + 1, __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&tx->hot.status, TM__ACTIVE, __ATOMIC_RELEASE);
+	/* The light side of the asymmetric fence of tm_free and the serial
+	 * token: the token and the data are loaded after the status store. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (__builtin_expect(__atomic_load_n(&tm__serial_v3, __ATOMIC_ACQUIRE) &
+				     TM__SERIAL_EXCL,
+			     0)) {
+		/* An exclusive transaction may run: take the begin back
+		 * and let the library's begin wait for it. */
+		tx->hot.limit = 0;
+		__atomic_store_n(&tx->hot.status, TM__IDLE, __ATOMIC_RELEASE);
+		__atomic_store_n(&tx->hot.tx_id, tx->hot.tx_id - 1,
+				 __ATOMIC_RELEASE);
+		goto out_of_line;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* v, read before the begin, is checked again after the word is
+	 * loaded, which is after the status store: that check is the
+	 * first load's second read of its record (src/tx/mem.c). */
+	if (__builtin_expect(v < limit, 1))
+		goto read;
 out_of_line:
 	return (tm_lt)(addr);
 }

@@ -195,6 +195,38 @@ ltx_inv_fast_store_owned(struct ltx_cd *cd, void *addr, uint64_t val,
 }
 
 /*
+ * LT of the aligned word at addr from the orec value v, seen at or above
+ * limit in a live transaction (limit != 0): read after write, the common
+ * case, where v is our lock word on the entry of addr's line (inside our
+ * write set, as in ltx_inv_owned_entry: one compare tells a version from
+ * a lock word, which v ^ LTX_OREC_LOCKED puts above every entry address)
+ * and that line's one store so far is addr's word, kept aside
+ * (LTX_WENTRY_SINGLE: whatever else the entry is, a chain's head or
+ * marked by tm_free, that word is in single_val).  The answer is the
+ * transaction's own data, from its entry: no byte of memory is read, so
+ * nothing is checked again (an irrevocable transaction that dooms us and
+ * takes the line cannot change it; the first slow path after a doom
+ * empties the write set).  Returns false for anything else
+ * (ltx_inv_load_owned, then the slow path).  <ltx/inline.h> has the same
+ * steps.
+ */
+static inline __attribute__((always_inline)) bool
+ltx_inv_load_single(const struct ltx_cd *cd, uintptr_t v, const void *addr,
+		    uint64_t *out)
+{
+	const struct ltx_wentry *w =
+		(const struct ltx_wentry *)(v ^ LTX_OREC_LOCKED);
+
+	if ((uintptr_t)w < (uintptr_t)cd->ws_base ||
+	    (uintptr_t)w >= (uintptr_t)cd->ws_next ||
+	    !(w->flags & LTX_WENTRY_SINGLE) ||
+	    w->single_addr != (uintptr_t)addr)
+		return false;
+	*out = w->single_val;
+	return true;
+}
+
+/*
  * LT or LTX of the aligned word at addr on a line this transaction holds
  * alone on its orec, seen at v (read after write): the word as the
  * transaction sees it, its buffered bytes over memory's.  The entry is

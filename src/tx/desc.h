@@ -85,7 +85,9 @@ struct ltx_action {
  * cycle; cd is conflict detection's part (cd/cd.h), which cd sees alone.
  *
  * The first cache line holds what the fast paths read and write: status,
- * the transaction count and cd's hot fields (limit first: see cd/cd.h).
+ * cause and the transaction count (what a begin writes) and cd's hot
+ * fields (limit first: see cd/cd.h).  The second holds cd's write-set
+ * bounds and snapshot, which read after write and a begin also read.
  *
  * Synchronization: a descriptor is written only by its own thread, by
  * signal handlers running on that thread, which touch only status,
@@ -99,14 +101,15 @@ struct ltx_action {
 struct ltx_tx {
 	/* hot: the first line, mirrored by struct tm__hot (<ltx/inline.h>) */
 	int status;	/* enum ltx_status */
-	uint32_t slow;	/* LTX_SLOW_*: why commit must take its full path */
+	unsigned cause; /* TM_ABORT_* bits while doomed (0 from begin) */
 	uint64_t tx_id; /* transactions begun by this thread: the serial
 			 * number of the current or last one */
 	struct ltx_cd cd;
 
-	/* warm: slow paths */
-	int mode;	/* enum ltx_mode of this transaction */
-	unsigned cause; /* TM_ABORT_* bits while doomed */
+	/* warm: slow paths (slow beside end_state: a commit reads one and
+	 * writes the other) */
+	int mode;      /* enum ltx_mode of this transaction */
+	uint32_t slow; /* LTX_SLOW_*: why commit must take its full path */
 	union {
 		struct {
 			uint32_t last_status;	/* tm_status() of the last */
@@ -210,10 +213,11 @@ struct ltx_checkpoint {
 
 /*
  * The calling thread's descriptor (never NULL: see ltx_boot_tx).  Exported
- * as tm__self_v2 for <ltx/inline.h>, whose struct tm__hot mirrors the head
- * of struct ltx_tx: change that head and the version in the name together.
+ * as tm__self_v3 for <ltx/inline.h>, whose struct tm__head mirrors the
+ * head of struct ltx_tx (its first two lines) and struct tm__wentry a
+ * write-set entry's: change either and the version in the name together.
  */
-#define ltx_self tm__self_v2
+#define ltx_self tm__self_v3
 extern __thread struct ltx_tx *ltx_self
 	__attribute__((tls_model("initial-exec")));
 
@@ -230,7 +234,7 @@ extern struct ltx_tx ltx_boot_tx;
 		offsetof(struct ltx_tx, f) == offsetof(struct tm__hot, g),     \
 		"struct tm__hot (ltx/inline.h) differs from ltx_tx: " #g)
 LTX_HOT_SAME(status, status);
-LTX_HOT_SAME(slow, slow);
+LTX_HOT_SAME(cause, cause);
 LTX_HOT_SAME(tx_id, tx_id);
 LTX_HOT_SAME(cd.limit, limit);
 LTX_HOT_SAME(cd.orecs, orecs);
@@ -240,6 +244,31 @@ LTX_HOT_SAME(cd.rs_next, rs_next);
 LTX_HOT_SAME(cd.rs_end, rs_end);
 _Static_assert(sizeof(struct tm__hot) <= LTX_LINE_SIZE,
 	       "the fast paths' fields fit in the descriptor's first line");
+#define LTX_HEAD_SAME(f, g)                                                    \
+	_Static_assert(                                                        \
+		offsetof(struct ltx_tx, f) == offsetof(struct tm__head, g),    \
+		"struct tm__head (ltx/inline.h) differs from ltx_tx: " #g)
+LTX_HEAD_SAME(status, hot);
+LTX_HEAD_SAME(cd.ws_next, ws_next);
+LTX_HEAD_SAME(cd.ws_end, ws_end);
+LTX_HEAD_SAME(cd.ws_base, ws_base);
+LTX_HEAD_SAME(cd.rs_base, rs_base);
+LTX_HEAD_SAME(cd.snapshot, snapshot);
+_Static_assert(sizeof(struct tm__head) <= 2 * LTX_LINE_SIZE,
+	       "read after write and begin read the first two lines only");
+#define LTX_WENTRY_SAME(f)                                                     \
+	_Static_assert(offsetof(struct ltx_wentry, f) ==                       \
+			       offsetof(struct tm__wentry, f),                 \
+		       "struct tm__wentry (ltx/inline.h) differs: " #f)
+LTX_WENTRY_SAME(next);
+LTX_WENTRY_SAME(flags);
+LTX_WENTRY_SAME(single_addr);
+LTX_WENTRY_SAME(single_val);
+_Static_assert(sizeof(struct tm__wentry) == sizeof(struct ltx_wentry),
+	       "struct tm__wentry (ltx/inline.h) differs: size");
+_Static_assert(TM__SINGLE == LTX_WENTRY_SINGLE && TM__IDLE == LTX_IDLE &&
+		       TM__ACTIVE == LTX_ACTIVE,
+	       "<ltx/inline.h>'s constants differ from ltx's");
 _Static_assert(sizeof(struct ltx_rentry) == sizeof(uintptr_t *),
 	       "a read-set entry is one orec pointer (ltx/inline.h)");
 

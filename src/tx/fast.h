@@ -13,6 +13,9 @@
 #include "tx/serial.h"
 #include "tx/tx.h"
 
+_Static_assert(TM__OREC_LOCKED == LTX_OREC_LOCKED,
+	       "<ltx/inline.h>'s lock bit differs from ltx's");
+
 /*
  * The common case of each operation, in the invisible mode: a live
  * transaction (or an idle descriptor, which begins one here), an unlocked
@@ -60,10 +63,18 @@ ltx_tx_fast_begin(struct ltx_tx *tx)
 }
 
 /*
- * LT of the aligned word at addr.  On begin, the orec was read before the
- * transaction announced itself: it is read again, so that a line freed by
- * a tm_free that did not see this transaction shows its new version
- * (tx/mem.c).
+ * LT of the aligned word at addr: a line new to the transaction (beginning
+ * it on an idle descriptor), or, in a live one, a word it stored (read
+ * after write, the common case: ltx_inv_load_single; the orec's lock bit
+ * puts its value above every limit; the other cases are
+ * ltx_tx_load_shared's, out of line, so that their answer does not share
+ * registers with this path's).  On begin, the orec was read before the
+ * transaction announced itself; it is not read again before the word:
+ * ltx_inv_read reads it again after the word, which is after the status
+ * store and the token's load, and that is the read tm_free's grace
+ * periods need (a line freed by a tm_free that did not see this
+ * transaction shows its new version there, tx/mem.c), and v < limit then
+ * holds for both reads.
  */
 static inline __attribute__((always_inline)) bool
 ltx_tx_fast_load(struct ltx_tx *tx, const void *addr, uint64_t *out)
@@ -73,14 +84,9 @@ ltx_tx_fast_load(struct ltx_tx *tx, const void *addr, uint64_t *out)
 	uintptr_t v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
 
 	if (ltx_unlikely(v >= cd->limit)) {
-		/* No transaction yet (begin it), or one that is open: a line
-		 * of its own (read after write: the orec's lock bit puts it
-		 * above every limit: ltx_tx_load_shared, out of line, so that
-		 * its answer does not share registers with this path's), else
-		 * the slow path. */
-		if (!ltx_tx_fast_begin(tx))
-			return false;
-		if ((v = __atomic_load_n(orec, __ATOMIC_ACQUIRE)) >= cd->limit)
+		if (cd->limit != 0)
+			return ltx_inv_load_single(cd, v, addr, out);
+		if (!ltx_tx_fast_begin(tx) || v >= cd->limit)
 			return false;
 	}
 	return ltx_inv_read(cd, orec, v, addr, out);

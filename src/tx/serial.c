@@ -8,7 +8,7 @@
 #include "tx/serial.h"
 #include "tx/tx.h"
 
-uintptr_t ltx_serial_token;
+uintptr_t ltx_serial_token __attribute__((visibility("default")));
 
 /* Set the cd flag the holder's operations follow (cd/cd.h). */
 static void hold(struct ltx_tx *tx)

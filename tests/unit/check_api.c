@@ -249,6 +249,61 @@ START_TEST(test_stores_to_a_held_line_merge)
 }
 END_TEST
 
+/*
+ * Read after write, each case the fast paths tell apart (<ltx/inline.h>
+ * answers the first from the write-set entry in the caller, with
+ * LTX_INLINE; check_api_inline runs this file so): a word stored alone in
+ * its line, a word of that line not stored, a sub-word store, a line with
+ * several stored words, a line taken by LTX and stored, and an entry
+ * reused by the next transaction, which must not answer its last word.
+ */
+START_TEST(test_read_after_write_returns_the_stored_value)
+{
+	reset_words();
+	tm_st(&words[8][3], 800); /* the first operation: begins */
+	ck_assert_uint_eq(tm_lt(&words[8][3]), 800);
+	ck_assert_uint_eq(tm_lt(&words[8][3]), 800); /* again */
+	ck_assert_uint_eq(tm_lt(&words[8][4]), 68);  /* same line, memory */
+	tm_st(&words[8][3], 801);		     /* the same word again */
+	ck_assert_uint_eq(tm_lt(&words[8][3]), 801);
+	tm_st_u16((char *)&words[9][1] + 4, 0xbeef);
+	ck_assert_uint_eq(tm_lt(&words[9][1]), 73 | (uint64_t)0xbeef << 32);
+	tm_st(&words[10][0], 1000);
+	tm_st(&words[10][7], 1007);
+	tm_st(&words[10][2], 1002);
+	ck_assert_uint_eq(tm_lt(&words[10][0]), 1000);
+	ck_assert_uint_eq(tm_lt(&words[10][1]), 81);
+	ck_assert_uint_eq(tm_lt(&words[10][2]), 1002);
+	ck_assert_uint_eq(tm_lt(&words[10][7]), 1007);
+	ck_assert_uint_eq(tm_ltx(&words[11][5]), 93);
+	tm_st(&words[11][5], 1105);
+	ck_assert_uint_eq(tm_lt(&words[11][5]), 1105);
+	ck_assert_uint_eq(words[8][3], 67); /* all still buffered */
+	ck_assert_uint_eq(words[10][0], 80);
+	ck_assert(tm_commit());
+	ck_assert_uint_eq(words[8][3], 801);
+	ck_assert_uint_eq(words[9][1], 73 | (uint64_t)0xbeef << 32);
+	ck_assert_uint_eq(words[10][2], 1002);
+	ck_assert_uint_eq(words[11][5], 1105);
+	/* The next transaction's first entry, taken by LTX, still holds
+	 * the last one's word (as if kept aside): memory is the answer. */
+	tm_st(&words[12][0], 1);
+	ck_assert(tm_commit());
+	words[12][0] = 2;
+	ck_assert_uint_eq(tm_ltx(&words[12][0]), 2);
+	ck_assert_uint_eq(tm_lt(&words[12][0]), 2);
+	ck_assert(tm_commit());
+	/* Read after write in a transaction that begins with a load. */
+	ck_assert_uint_eq(tm_lt(&words[13][0]), 104);
+	tm_st(&words[13][0], 7);
+	ck_assert_uint_eq(tm_lt(&words[13][0]), 7);
+	tm_abort();
+	ck_assert_uint_eq(words[13][0], 104);
+	ck_assert_uint_eq(tm_lt(&words[13][0]), 104); /* a new one */
+	ck_assert(tm_commit());
+}
+END_TEST
+
 START_TEST(test_ltx_without_store_changes_nothing)
 {
 	reset_words();
@@ -328,6 +383,30 @@ START_TEST(test_doomed_loads_return_zero_without_touching_memory)
 	ck_assert_uint_eq(other, 77);
 	ck_assert_uint_eq(owned[0], 5);
 	munmap(noaccess, (size_t)page);
+}
+END_TEST
+
+/* A doomed transaction's loads return 0 for the words it stored too. */
+START_TEST(test_doomed_read_after_write_returns_zero)
+{
+	struct ltx_test_peer holder;
+	static uint64_t mine[8] __attribute__((aligned(LINE))) = { 3 };
+
+	owned[0] = 1;
+	ltx_test_peer_start(&holder);
+	ltx_test_peer_run(&holder, hold_line, NULL);
+	tm_st(&mine[0], 9);
+	ck_assert_uint_eq(tm_lt(&mine[0]), 9);
+	ck_assert_uint_eq(tm_lt(&owned[0]), 0); /* busy: doomed */
+	ck_assert(tm_in_transaction());
+	ck_assert_uint_eq(tm_lt(&mine[0]), 0);
+	ck_assert_uint_eq(tm_lt(&mine[1]), 0);
+	ck_assert(!tm_commit());
+	ck_assert(tm_status() & TM_ABORT_CONFLICT);
+	ltx_test_peer_run(&holder, release_line, NULL);
+	ltx_test_peer_stop(&holder);
+	ck_assert_uint_eq(mine[0], 3);
+	ck_assert_uint_eq(owned[0], 5);
 }
 END_TEST
 
@@ -444,10 +523,12 @@ int main(void)
 	tcase_add_test(tc, test_byte_ranges_copy_exactly);
 	tcase_add_test(tc, test_commit_writes_back_only_dirty_bytes);
 	tcase_add_test(tc, test_stores_to_a_held_line_merge);
+	tcase_add_test(tc, test_read_after_write_returns_the_stored_value);
 	tcase_add_test(tc, test_ltx_without_store_changes_nothing);
 	tcase_add_test(tc, test_large_transactions_grow_their_logs);
 	tcase_add_test(tc,
 		       test_doomed_loads_return_zero_without_touching_memory);
+	tcase_add_test(tc, test_doomed_read_after_write_returns_zero);
 	suite_add_tcase(s, tc);
 	tcase_add_test(cfg, test_config_set_and_get_round_trip);
 	tcase_add_test(cfg, test_config_rejects_bad_names_and_values);
