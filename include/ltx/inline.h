@@ -86,6 +86,38 @@ extern __thread struct tm__head *tm__self_v3
 	__attribute__((tls_model("initial-exec")));
 extern uintptr_t tm__serial_v3;
 
+/* src/arch/x86_64.h's ltx_int_differs, ltx_word_bits_set and
+ * ltx_owner_add: one instruction each, with a memory operand. */
+static inline __attribute__((always_inline)) bool tm__int_differs(const int *p,
+								  int v)
+{
+	bool differs;
+
+	__asm__ __volatile__("cmpl %2, %1"
+			     : "=@ccne"(differs)
+			     : "m"(*p), "ir"(v));
+	return differs;
+}
+
+static inline __attribute__((always_inline)) bool
+tm__word_bits_set(const uintptr_t *p, uintptr_t mask)
+{
+	bool set;
+
+	__asm__ __volatile__("testq %2, %1"
+			     : "=@ccnz"(set)
+			     : "m"(*p), "er"(mask));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return set;
+}
+
+static inline __attribute__((always_inline)) void tm__owner_add(uint64_t *p,
+								uint64_t d)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__asm__ __volatile__("addq %1, %0" : "+m"(*p) : "er"(d));
+}
+
 static inline __attribute__((always_inline)) uint64_t
 tm__lt_inline(const void *addr)
 {
@@ -104,8 +136,7 @@ tm__lt_inline(const void *addr)
 			      tx->hot.orec_mask));
 	/* Acquire: pairs with the committer's release of the version. */
 	v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
-	limit = tx->hot.limit;
-	if (__builtin_expect(v >= limit, 0))
+	if (__builtin_expect(v >= tx->hot.limit, 0))
 		goto not_below;
 read:
 	/* Plain movs, kept in order by volatile: the word, then the record
@@ -123,44 +154,42 @@ read:
 	tx->hot.rs_next = r + 1;
 	return x;
 not_below:
-	if (limit != 0) {
+	/* One test tells read after write from a begin: only an idle
+	 * descriptor (status TM__IDLE) begins, and its write set is empty. */
+	if (tm__int_differs(&tx->hot.status, TM__IDLE)) {
 		/*
-		 * A live transaction: read after write (ltx_inv_load_single,
-		 * src/cd/invisible.h).  The record holds our lock word on
-		 * an entry of our write set only while we hold the line;
-		 * the entry's own word is answered from it, with no check
-		 * of memory: it is the transaction's own data.
+		 * Read after write (ltx_inv_load_single, src/cd/invisible.h):
+		 * the record holds our lock word on an entry of our write
+		 * set only while we hold the line; the entry's own word is
+		 * answered from it, with no check of memory: it is the
+		 * transaction's own data.
 		 */
 		w = (const struct tm__wentry *)(v ^ TM__OREC_LOCKED);
-		if ((uintptr_t)w >= (uintptr_t)tx->ws_base &&
-		    (uintptr_t)w < (uintptr_t)tx->ws_next &&
+		if ((uintptr_t)w < (uintptr_t)tx->ws_next &&
+		    (uintptr_t)w >= (uintptr_t)tx->ws_base &&
 		    (w->flags & TM__SINGLE) && w->single_addr == a)
 			return w->single_val;
 		goto out_of_line;
 	}
 	/* An idle descriptor begins (ltx_tx_fast_begin, src/tx/fast.h, has
 	 * the synchronization argument of each step). */
-	if (__atomic_load_n(&tx->hot.status, __ATOMIC_RELAXED) != TM__IDLE)
-		goto out_of_line;
 	limit = tx->snapshot + 1;
 	tx->hot.limit = limit;
 	tx->hot.cause = 0;
 	/* Release: tm_free's grace periods (src/tx/mem.c). */
-	__atomic_store_n(&tx->hot.tx_id, tx->hot.tx_id + 1, __ATOMIC_RELEASE);
+	tm__owner_add(&tx->hot.tx_id, 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&tx->hot.status, TM__ACTIVE, __ATOMIC_RELEASE);
 	/* The light side of the asymmetric fence of tm_free and the serial
 	 * token: the token and the data are loaded after the status store. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (__builtin_expect(__atomic_load_n(&tm__serial_v3, __ATOMIC_ACQUIRE) &
-				     TM__SERIAL_EXCL,
+	if (__builtin_expect(tm__word_bits_set(&tm__serial_v3, TM__SERIAL_EXCL),
 			     0)) {
 		/* An exclusive transaction may run: take the begin back
 		 * and let the library's begin wait for it. */
 		tx->hot.limit = 0;
 		__atomic_store_n(&tx->hot.status, TM__IDLE, __ATOMIC_RELEASE);
-		__atomic_store_n(&tx->hot.tx_id, tx->hot.tx_id - 1,
-				 __ATOMIC_RELEASE);
+		tm__owner_add(&tx->hot.tx_id, (uint64_t)-1);
 		goto out_of_line;
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

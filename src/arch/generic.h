@@ -33,6 +33,29 @@ ltx_word_changed(const uintptr_t *p, uintptr_t v)
 }
 #endif
 
+#ifndef LTX_ARCH_HAS_INT_DIFFERS
+static inline __attribute__((always_inline)) bool ltx_int_differs(const int *p,
+								  int v)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED) != v;
+}
+
+static inline __attribute__((always_inline)) bool
+ltx_word_bits_set(const uintptr_t *p, uintptr_t mask)
+{
+	return (__atomic_load_n(p, __ATOMIC_ACQUIRE) & mask) != 0;
+}
+#endif
+
+#ifndef LTX_ARCH_HAS_OWNER_ADD
+static inline __attribute__((always_inline)) void ltx_owner_add(uint64_t *p,
+								uint64_t d)
+{
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + d,
+			 __ATOMIC_RELEASE);
+}
+#endif
+
 #ifndef LTX_ARCH_HAS_LOAD_WORD
 static inline __attribute__((always_inline)) uint64_t
 ltx_load_word(const uint64_t *p)

@@ -41,6 +41,56 @@ ltx_word_changed(const uintptr_t *p, uintptr_t v)
 }
 #endif
 
+#if defined(__GCC_ASM_FLAG_OUTPUTS__) && !defined(__SANITIZE_THREAD__)
+#define LTX_ARCH_HAS_INT_DIFFERS 1
+/*
+ * ltx_int_differs: a relaxed atomic load of the int at p compared with v,
+ * as one cmp with a memory operand (as ltx_word_changed).
+ * ltx_word_bits_set: an acquire load of the word at p tested against
+ * mask, as one test with a memory operand: an x86-64 load is an acquire,
+ * and the compiler barrier after it keeps later accesses after it.
+ */
+static inline __attribute__((always_inline)) bool ltx_int_differs(const int *p,
+								  int v)
+{
+	bool differs;
+
+	__asm__ __volatile__("cmpl %2, %1"
+			     : "=@ccne"(differs)
+			     : "m"(*p), "ir"(v));
+	return differs;
+}
+
+static inline __attribute__((always_inline)) bool
+ltx_word_bits_set(const uintptr_t *p, uintptr_t mask)
+{
+	bool set;
+
+	__asm__ __volatile__("testq %2, %1"
+			     : "=@ccnz"(set)
+			     : "m"(*p), "er"(mask));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return set;
+}
+#endif
+
+#if !defined(__SANITIZE_THREAD__)
+#define LTX_ARCH_HAS_OWNER_ADD 1
+/*
+ * ltx_owner_add: *p += d by the word's only writer, as one add to memory
+ * (an aligned 8-byte store, single-copy atomic: other threads' atomic
+ * loads see the old value or the new), a release store: the x86-64 store
+ * is one, and the compiler barrier before it keeps earlier accesses
+ * before it.  Other threads must never write *p.
+ */
+static inline __attribute__((always_inline)) void ltx_owner_add(uint64_t *p,
+								uint64_t d)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__asm__ __volatile__("addq %1, %0" : "+m"(*p) : "er"(d));
+}
+#endif
+
 #if !defined(__SANITIZE_THREAD__)
 #define LTX_ARCH_HAS_LOAD_WORD 1
 /*

@@ -196,19 +196,28 @@ ltx_inv_fast_store_owned(struct ltx_cd *cd, void *addr, uint64_t val,
 
 /*
  * LT of the aligned word at addr from the orec value v, seen at or above
- * limit in a live transaction (limit != 0): read after write, the common
- * case, where v is our lock word on the entry of addr's line (inside our
- * write set, as in ltx_inv_owned_entry: one compare tells a version from
- * a lock word, which v ^ LTX_OREC_LOCKED puts above every entry address)
- * and that line's one store so far is addr's word, kept aside
- * (LTX_WENTRY_SINGLE: whatever else the entry is, a chain's head or
- * marked by tm_free, that word is in single_val).  The answer is the
- * transaction's own data, from its entry: no byte of memory is read, so
- * nothing is checked again (an irrevocable transaction that dooms us and
- * takes the line cannot change it; the first slow path after a doom
- * empties the write set).  Returns false for anything else
- * (ltx_inv_load_owned, then the slow path).  <ltx/inline.h> has the same
- * steps.
+ * limit by a transaction that the caller knows is not an idle descriptor
+ * of the fast paths: read after write, the common case, where v is our
+ * lock word on the entry of addr's line (inside our write set, as in
+ * ltx_inv_owned_entry: one compare tells a version from a lock word,
+ * which v ^ LTX_OREC_LOCKED puts above every entry address) and that
+ * line's one store so far is addr's word, kept aside (LTX_WENTRY_SINGLE:
+ * whatever else the entry is, a chain's head or marked by tm_free, that
+ * word is in single_val).  The answer is the transaction's own data, from
+ * its entry: no byte of memory is read, so nothing is checked again.
+ *
+ * The orec holds our lock word only while we hold the line, whatever the
+ * transaction's state: an idle descriptor and a transaction doomed by its
+ * own thread hold nothing (release empties the write set), one doomed by
+ * a signal handler has let go of its lines (release_held), one doomed by
+ * an irrevocable transaction holds its line until that one takes it (the
+ * word is still its own, as it would be had the load come first, and the
+ * first slow path after the doom empties the write set).  A counted
+ * transaction's load of a line it holds in E charges nothing
+ * (ltx_lines_charge: a hit), and an irrevocable one holds the line
+ * already: both get the answer their slow path gives.  Returns false for
+ * anything else (ltx_inv_load_owned, then the slow path).  <ltx/inline.h>
+ * has the same steps.
  */
 static inline __attribute__((always_inline)) bool
 ltx_inv_load_single(const struct ltx_cd *cd, uintptr_t v, const void *addr,
@@ -217,8 +226,8 @@ ltx_inv_load_single(const struct ltx_cd *cd, uintptr_t v, const void *addr,
 	const struct ltx_wentry *w =
 		(const struct ltx_wentry *)(v ^ LTX_OREC_LOCKED);
 
-	if ((uintptr_t)w < (uintptr_t)cd->ws_base ||
-	    (uintptr_t)w >= (uintptr_t)cd->ws_next ||
+	if ((uintptr_t)w >= (uintptr_t)cd->ws_next ||
+	    (uintptr_t)w < (uintptr_t)cd->ws_base ||
 	    !(w->flags & LTX_WENTRY_SINGLE) ||
 	    w->single_addr != (uintptr_t)addr)
 		return false;

@@ -31,7 +31,7 @@ ltx_access_load_word(const void *a, bool excl)
 	}
 	if (ltx_tx_fast_load(tx, a, &x))
 		return x;
-	return ltx_tx_load_shared(tx, a);
+	return ltx_tx_load_shared(a, tx);
 }
 
 /* ST of size bytes at a (aligned to size). */

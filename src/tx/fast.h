@@ -27,22 +27,20 @@ _Static_assert(TM__OREC_LOCKED == LTX_OREC_LOCKED,
 
 /*
  * Begin a transaction without leaving the fast path: the descriptor is idle
- * in this mode (status LTX_IDLE, never the boot descriptor's LTX_IDLE_SLOW).
- * The limit is armed before status turns ACTIVE, so a signal handler that
- * dooms the transaction (it checks status, then clears limit) is never
- * undone.
+ * in this mode (status LTX_IDLE, never the boot descriptor's LTX_IDLE_SLOW;
+ * ltx_tx_fast_begin_idle: the caller has seen it so).  The limit is armed
+ * before status turns ACTIVE, so a signal handler that dooms the
+ * transaction (it checks status, then clears limit) is never undone.
  */
 static inline __attribute__((always_inline)) bool
-ltx_tx_fast_begin(struct ltx_tx *tx)
+ltx_tx_fast_begin_idle(struct ltx_tx *tx)
 {
-	if (ltx_unlikely(__atomic_load_n(&tx->status, __ATOMIC_RELAXED) !=
-			 LTX_IDLE))
-		return false;
 	ltx_inv_arm(&tx->cd);
 	tx->cause = 0;
 	/* Release: pairs with tm_free's acquire load of tx_id (tx/mem.c),
-	 * which then knows the previous transaction's reads are over. */
-	__atomic_store_n(&tx->tx_id, tx->tx_id + 1, __ATOMIC_RELEASE);
+	 * which then knows the previous transaction's reads are over.  One
+	 * add to memory (arch/arch.h): only this thread writes tx_id. */
+	ltx_owner_add(&tx->tx_id, 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* Release: pairs with tm_free's acquire load of status, which then
 	 * reads this transaction's tx_id. */
@@ -56,10 +54,18 @@ ltx_tx_fast_begin(struct ltx_tx *tx)
 		 * slow path's begin wait for it. */
 		tx->cd.limit = 0;
 		__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
-		__atomic_store_n(&tx->tx_id, tx->tx_id - 1, __ATOMIC_RELEASE);
+		ltx_owner_add(&tx->tx_id, (uint64_t)-1);
 		return false;
 	}
 	return true;
+}
+
+static inline __attribute__((always_inline)) bool
+ltx_tx_fast_begin(struct ltx_tx *tx)
+{
+	if (ltx_unlikely(ltx_int_differs(&tx->status, LTX_IDLE)))
+		return false;
+	return ltx_tx_fast_begin_idle(tx);
 }
 
 /*
@@ -84,9 +90,11 @@ ltx_tx_fast_load(struct ltx_tx *tx, const void *addr, uint64_t *out)
 	uintptr_t v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
 
 	if (ltx_unlikely(v >= cd->limit)) {
-		if (cd->limit != 0)
+		/* One test tells the two apart: only an idle descriptor
+		 * begins, and its write set is empty. */
+		if (ltx_int_differs(&tx->status, LTX_IDLE))
 			return ltx_inv_load_single(cd, v, addr, out);
-		if (!ltx_tx_fast_begin(tx) || v >= cd->limit)
+		if (!ltx_tx_fast_begin_idle(tx) || v >= cd->limit)
 			return false;
 	}
 	return ltx_inv_read(cd, orec, v, addr, out);

@@ -132,9 +132,9 @@ static inline bool ltx_serial_exclusive(const struct ltx_tx *tx)
  */
 static inline __attribute__((always_inline)) bool ltx_serial_may_block(void)
 {
-	/* Acquire: pairs with ltx_serial_release (see above). */
-	return __atomic_load_n(&ltx_serial_token, __ATOMIC_ACQUIRE) &
-	       LTX_SERIAL_EXCL;
+	/* Acquire: pairs with ltx_serial_release (see above); one test of
+	 * the word in memory (arch/arch.h). */
+	return ltx_word_bits_set(&ltx_serial_token, LTX_SERIAL_EXCL);
 }
 
 #endif /* LTX_TX_SERIAL_H */

@@ -967,7 +967,7 @@ uint64_t ltx_tx_load_at(struct ltx_tx *tx, const void *addr, bool excl,
 	return x;
 }
 
-uint64_t ltx_tx_load_shared(struct ltx_tx *tx, const void *addr)
+uint64_t ltx_tx_load_shared(const void *addr, struct ltx_tx *tx)
 {
 	struct ltx_cd *cd = &tx->cd;
 	uintptr_t v = __atomic_load_n(ltx_orec_of(cd, addr), __ATOMIC_ACQUIRE);
