@@ -80,6 +80,12 @@ struct tm__head {
 #define TM__ACTIVE	1
 #define TM__SERIAL_EXCL 1 /* src/tx/serial.h */
 
+/* The library's tm_lt of the aligned word at addr once the inline code has
+ * read v from its ownership record and found it at or above the limit of
+ * a descriptor that is not idle; flipped is v ^ TM__OREC_LOCKED
+ * (src/api/api.c). */
+uint64_t tm__lt_seen_v3(const void *addr, uintptr_t flipped);
+
 #if !defined(LTX_INTERNAL) && defined(__x86_64__) && defined(__GNUC__) &&      \
 	defined(__GCC_ASM_FLAG_OUTPUTS__)
 extern __thread struct tm__head *tm__self_v3
@@ -116,6 +122,16 @@ static inline __attribute__((always_inline)) void tm__owner_add(uint64_t *p,
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__asm__ __volatile__("addq %1, %0" : "+m"(*p) : "er"(d));
+}
+
+/* v ^ TM__OREC_LOCKED in one instruction, with no register for the
+ * constant (which a compiler would load once per function, for every
+ * path of it). */
+static inline __attribute__((always_inline)) uintptr_t
+tm__flip_lock(uintptr_t v)
+{
+	__asm__("btcq $63, %0" : "+r"(v));
+	return v;
 }
 
 static inline __attribute__((always_inline)) uint64_t
@@ -164,12 +180,14 @@ not_below:
 		 * answered from it, with no check of memory: it is the
 		 * transaction's own data.
 		 */
-		w = (const struct tm__wentry *)(v ^ TM__OREC_LOCKED);
+		w = (const struct tm__wentry *)tm__flip_lock(v);
 		if ((uintptr_t)w < (uintptr_t)tx->ws_next &&
 		    (uintptr_t)w >= (uintptr_t)tx->ws_base &&
 		    (w->flags & TM__SINGLE) && w->single_addr == a)
 			return w->single_val;
-		goto out_of_line;
+		/* The rest of the library's load from here, with v: the
+		 * line is not looked up again. */
+		return tm__lt_seen_v3(addr, (uintptr_t)w);
 	}
 	/* An idle descriptor begins (ltx_tx_fast_begin, src/tx/fast.h, has
 	 * the synchronization argument of each step). */

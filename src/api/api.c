@@ -25,6 +25,14 @@ tm_word_t tm_lt(const void *addr)
 	return (tm_word_t)ltx_access_load_word(addr, false);
 }
 
+/* Exported for <ltx/inline.h>, which declares it (flipped: the orec value
+ * it saw with the lock bit flipped, which it has at hand). */
+__attribute__((visibility("default"))) uint64_t
+tm__lt_seen_v3(const void *addr, uintptr_t flipped)
+{
+	return ltx_tx_load_shared(addr, ltx_self, flipped ^ LTX_OREC_LOCKED);
+}
+
 tm_word_t tm_ltx(const void *addr)
 {
 	if (ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))

@@ -22,6 +22,7 @@ static inline __attribute__((always_inline)) uint64_t
 ltx_access_load_word(const void *a, bool excl)
 {
 	struct ltx_tx *tx = ltx_self;
+	uintptr_t v;
 	uint64_t x;
 
 	if (excl) {
@@ -29,9 +30,9 @@ ltx_access_load_word(const void *a, bool excl)
 			return x;
 		return ltx_tx_load(tx, a, true);
 	}
-	if (ltx_tx_fast_load(tx, a, &x))
+	if (ltx_tx_fast_load(tx, a, &x, &v))
 		return x;
-	return ltx_tx_load_shared(a, tx);
+	return ltx_tx_load_shared(a, tx, v);
 }
 
 /* ST of size bytes at a (aligned to size). */

@@ -80,15 +80,19 @@ ltx_tx_fast_begin(struct ltx_tx *tx)
  * store and the token's load, and that is the read tm_free's grace
  * periods need (a line freed by a tm_free that did not see this
  * transaction shows its new version there, tx/mem.c), and v < limit then
- * holds for both reads.
+ * holds for both reads.  *seen is the orec value read (for
+ * ltx_tx_load_shared: a line of the transaction's own is not looked up
+ * again).
  */
 static inline __attribute__((always_inline)) bool
-ltx_tx_fast_load(struct ltx_tx *tx, const void *addr, uint64_t *out)
+ltx_tx_fast_load(struct ltx_tx *tx, const void *addr, uint64_t *out,
+		 uintptr_t *seen)
 {
 	struct ltx_cd *cd = &tx->cd;
 	uintptr_t *orec = ltx_orec_of(cd, addr);
 	uintptr_t v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
 
+	*seen = v;
 	if (ltx_unlikely(v >= cd->limit)) {
 		/* One test tells the two apart: only an idle descriptor
 		 * begins, and its write set is empty. */

@@ -967,13 +967,14 @@ uint64_t ltx_tx_load_at(struct ltx_tx *tx, const void *addr, bool excl,
 	return x;
 }
 
-uint64_t ltx_tx_load_shared(const void *addr, struct ltx_tx *tx)
+uint64_t ltx_tx_load_shared(const void *addr, struct ltx_tx *tx, uintptr_t v)
 {
 	struct ltx_cd *cd = &tx->cd;
-	uintptr_t v = __atomic_load_n(ltx_orec_of(cd, addr), __ATOMIC_ACQUIRE);
 	uint64_t x;
 
-	/* limit != 0: a live, uncounted transaction (ltx_inv_load_owned). */
+	/* limit != 0: a live, uncounted transaction (ltx_inv_load_owned).
+	 * v was read by this thread in this load: if it is our lock word,
+	 * load_owned checks it again after reading memory. */
 	if (cd->limit != 0 && ltx_inv_load_owned(cd, v, addr, &x))
 		return x;
 	return ltx_tx_load_at(tx, addr, false,

@@ -16,9 +16,10 @@
  * conflict-detection mode's operation, doom the transaction on failure.
  */
 uint64_t ltx_tx_load(struct ltx_tx *tx, const void *addr, bool excl);
-/* LT after ltx_tx_fast_load failed: a read after write (a line of the
- * transaction's own) first, else ltx_tx_load. */
-uint64_t ltx_tx_load_shared(const void *addr, struct ltx_tx *tx);
+/* LT after ltx_tx_fast_load failed, v the value it saw in addr's orec: a
+ * read after write (a line of the transaction's own) first, else
+ * ltx_tx_load. */
+uint64_t ltx_tx_load_shared(const void *addr, struct ltx_tx *tx, uintptr_t v);
 void ltx_tx_store(struct ltx_tx *tx, void *addr, uint64_t val, unsigned size);
 bool ltx_tx_validate(struct ltx_tx *tx);
 
