@@ -257,21 +257,22 @@ ltx_inv_load_owned(const struct ltx_cd *cd, uintptr_t v, const void *addr,
 	 * aside (LTX_WENTRY_SINGLE), as after a tm_st of it.  That word is
 	 * answered from the entry: the transaction's own data, no byte of
 	 * memory read, nothing to check again (ltx_inv_load_single). */
-	if (ltx_likely(w->link == LTX_WENTRY_LONE_SINGLE) &&
-	    w->single_addr == (uintptr_t)addr) {
-		*out = w->single_val;
-		return true;
-	}
-	LTX_TEST_FAST_READ(addr);
-	/* Another word of that line, from memory.  Else a lone head, or one
-	 * tm_free marked for a new version (its bytes are still the
-	 * transaction's to read). */
-	if (ltx_likely(w->link == LTX_WENTRY_LONE_SINGLE))
+	if (ltx_likely(w->link == LTX_WENTRY_LONE_SINGLE)) {
+		if (w->single_addr == (uintptr_t)addr) {
+			*out = w->single_val;
+			return true;
+		}
+		/* Another word of that line, from memory. */
+		LTX_TEST_FAST_READ(addr);
 		*out = ltx_load_word((const uint64_t *)addr);
-	else if (w->link == 0 || w->link == LTX_WENTRY_LONE_BUMP)
+	} else if (w->link == 0 || w->link == LTX_WENTRY_LONE_BUMP) {
+		/* A lone head, or one tm_free marked for a new version (its
+		 * bytes are still the transaction's to read). */
+		LTX_TEST_FAST_READ(addr);
 		*out = ltx_wset_merged_word(w, addr);
-	else
+	} else {
 		return false;
+	}
 	/*
 	 * The bytes not written come from memory.  An irrevocable
 	 * transaction may have doomed us and taken the line (the progress
