@@ -616,58 +616,26 @@ static __attribute__((noinline)) void ended_aborted(struct ltx_tx *tx,
 }
 
 /*
- * ltx_mem_end's uncommon cases: an abort, batches pending (the
- * transaction's allocations count towards trying reclamation, every
- * RECLAIM_EVERY allocations), debug builds, no room in the open batch.
+ * A committed transaction's frees (n of them, n != 0), each logged with
+ * its block's size, join the open batch at once when it has room for them
+ * all; else (or in debug builds, which check each block) one at a time.
  */
-static __attribute__((noinline)) void
-mem_end_slow(struct ltx_tx *tx, struct ltx_mem_thread *m, bool committed)
+static inline __attribute__((always_inline)) void
+frees_to_batch(struct ltx_tx *tx, struct ltx_mem_thread *m, size_t n)
 {
-	if (m->first != NULL) {
-		m->since_reclaim += (unsigned)m->allocs.n;
-		if (m->since_reclaim >= RECLAIM_EVERY)
-			reclaim(tx, m);
-	}
-	if (!committed) {
-		ended_aborted(tx, m);
-		return;
-	}
-	log_clear(&m->allocs);
-	committed_frees(tx, m);
-}
-
-/*
- * The transaction that allocated or freed ended (tx.c calls this for the
- * slow bit LTX_SLOW_MEM, after the transaction is over).  Committed: the
- * frees take effect, the allocations are kept.  Aborted: the frees are
- * forgotten, the allocations released.  The common case, a commit with no
- * batch pending: the frees, each logged with its block's size, are copied
- * into the open batch at once when it has room for them all.
- */
-void ltx_mem_end(struct ltx_tx *tx, bool committed)
-{
-	struct ltx_mem_thread *m = tx->mem;
 	struct batch *b = m->open;
-	size_t n = m->frees.n, bytes = 0;
-	const struct entry *e;
+	const struct entry *e = m->frees.b;
 	struct block *d;
+	size_t bytes = 0;
 
 #ifndef LTX_DEBUG
-	if (ltx_unlikely(!committed) || ltx_unlikely(m->first != NULL))
+	if (ltx_unlikely(b == NULL) || ltx_unlikely(n > BATCH_BLOCKS - b->n))
 #endif
 	{
-		mem_end_slow(tx, m, committed);
-		return;
-	}
-	log_clear(&m->allocs);
-	if (n == 0)
-		return;
-	if (ltx_unlikely(b == NULL) || ltx_unlikely(n > BATCH_BLOCKS - b->n)) {
 		committed_frees(tx, m);
 		return;
 	}
 	d = &b->blocks[b->n];
-	e = m->frees.b;
 	if (ltx_likely(n == 1)) {
 		/* The common case, straight. */
 		bytes = e->size;
@@ -684,6 +652,49 @@ void ltx_mem_end(struct ltx_tx *tx, bool committed)
 	tx->stats.mem_pending_blocks += n;
 	log_clear(&m->frees);
 	maybe_seal(tx, m, b);
+}
+
+/*
+ * ltx_mem_end's uncommon cases: an abort, and batches pending (the
+ * transaction's allocations count towards trying reclamation, every
+ * RECLAIM_EVERY allocations).
+ */
+static __attribute__((noinline)) void
+mem_end_slow(struct ltx_tx *tx, struct ltx_mem_thread *m, bool committed)
+{
+	if (m->first != NULL) {
+		m->since_reclaim += (unsigned)m->allocs.n;
+		if (m->since_reclaim >= RECLAIM_EVERY)
+			reclaim(tx, m);
+	}
+	if (!committed) {
+		ended_aborted(tx, m);
+		return;
+	}
+	log_clear(&m->allocs);
+	if (m->frees.n != 0)
+		frees_to_batch(tx, m, m->frees.n);
+}
+
+/*
+ * The transaction that allocated or freed ended (tx.c calls this for the
+ * slow bit LTX_SLOW_MEM, after the transaction is over).  Committed: the
+ * frees take effect, the allocations are kept.  Aborted: the frees are
+ * forgotten, the allocations released.  The common case is a commit with
+ * no batch pending.
+ */
+void ltx_mem_end(struct ltx_tx *tx, bool committed)
+{
+	struct ltx_mem_thread *m = tx->mem;
+	size_t n = m->frees.n;
+
+	if (ltx_unlikely(!committed) || ltx_unlikely(m->first != NULL)) {
+		mem_end_slow(tx, m, committed);
+		return;
+	}
+	log_clear(&m->allocs);
+	if (n != 0)
+		frees_to_batch(tx, m, n);
 }
 
 /* Have ltx_mem_end run when the current transaction ends. */
