@@ -912,7 +912,8 @@ static __attribute__((noinline)) void free_lines(struct ltx_tx *tx, void *p,
  * tm_free's common cases, for the jemalloc backend in a running
  * transaction: the block the transaction allocated last (a block is
  * usually freed soon after it is allocated, if at all), and, when the
- * transaction allocated nothing, a block of an earlier transaction.
+ * transaction allocated nothing or one other block, a block of an earlier
+ * transaction.
  * Anything else takes free_slow, which does the same in general.  Only
  * p lives across the size lookup (the descriptor is read again after
  * it), and every other call is a tail call, so the path saves one
@@ -930,18 +931,26 @@ void ltx_mem_free(void *p)
 		goto slow;
 	n = m->allocs.n;
 	if (n != 0) {
-		/* Unpublished: as in free_slow.  Its entry leaves the log,
-		 * so neither commit nor abort sees the block again.  With
-		 * the libc backend (allocs_fast 0) the block is libc's:
-		 * free_slow. */
 		e = &m->allocs.b[n - 1];
-		size = e->size;
-		if (e->p != p || size == 0 || m->allocs_fast == 0)
+		if (e->p == p) {
+			/* Unpublished: as in free_slow.  Its entry leaves the
+			 * log, so neither commit nor abort sees the block
+			 * again.  With the libc backend (allocs_fast 0) the
+			 * block is libc's: free_slow. */
+			size = e->size;
+			if (size == 0 || m->allocs_fast == 0)
+				goto slow;
+			m->allocs.n = n - 1;
+			tx->stats.mem_freed_blocks++;
+			ltx_je_sdallocx(p, size, 0);
+			return;
+		}
+		/* The only block the transaction allocated is another one:
+		 * p is a block of an earlier transaction (a transaction that
+		 * replaces a block by a new one).  Else free_slow searches
+		 * the log. */
+		if (n != 1)
 			goto slow;
-		m->allocs.n = n - 1;
-		tx->stats.mem_freed_blocks++;
-		ltx_je_sdallocx(p, size, 0);
-		return;
 	}
 	if (ltx_unlikely(m->frees.n >= m->frees_fast))
 		goto slow;

@@ -262,8 +262,15 @@ START_TEST(test_odd_sizes_in_a_transaction)
 	ck_assert(a && c);
 	tm_abort();
 	ck_assert_int_eq(live_blocks(), before + 1);
+	/* Replace b by a new block, then free that one alone. */
 	(void)tm_lt(&slot);
+	c = tm_malloc(13);
+	ck_assert_ptr_nonnull(c);
 	tm_free(b);
+	ck_assert(tm_commit());
+	ck_assert_uint_eq(stats().pending_blocks, 1);
+	(void)tm_lt(&slot);
+	tm_free(c);
 	ck_assert(tm_commit());
 	tm_mem_flush();
 	ck_assert_int_eq(live_blocks(), before);
