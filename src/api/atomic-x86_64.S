@@ -5,13 +5,14 @@
  * struct tm__atomic (<ltx/tm.h>; api/atomic.c checks the offsets) holds
  * the restart point: the stack pointer at offset 8 (the caller's rsp once
  * enter has returned, which is also the checkpoint's sp: struct
- * ltx_checkpoint heads the block), the rest at offset 24 (tm__buf):
+ * ltx_checkpoint heads the block; stored with LTX_CHECKPOINT_BARE, bit 0,
+ * set: the block's checkpoint has no ops), the rest at offset 24 (tm__buf):
  *   0 rbx   8 rbp  16 r12  24 r13  32 r14  40 r15  48 rip (enter's return)
  *
- * tm__atomic_enter is declared returns_twice, so the compiler keeps nothing
+ * tm__block_enter is declared returns_twice, so the compiler keeps nothing
  * but the SysV callee-saved registers across it, as across setjmp: those
  * and the stack pointer are the whole restart point.  It saves them and
- * goes on into ltx_atomic_begin (api/atomic.c), the block's begin, whose
+ * goes on into ltx_block_begin (api/atomic.c), the block's begin, whose
  * return is enter's.  Saving in the block itself, not in a copy: the
  * block's frame outlives every restart of it.  No endbr64: the library
  * is not built for indirect-branch tracking (neither is itm's
@@ -21,10 +22,10 @@
 #define BUF 24
 
 	.text
-	.globl	tm__atomic_enter
-	.type	tm__atomic_enter, @function
+	.globl	tm__block_enter
+	.type	tm__block_enter, @function
 	.p2align 4
-tm__atomic_enter:
+tm__block_enter:
 	.cfi_startproc
 	movq	%rbx, BUF+0(%rdi)
 	movq	%rbp, BUF+8(%rdi)
@@ -32,17 +33,17 @@ tm__atomic_enter:
 	movq	%r13, BUF+24(%rdi)
 	movq	%r14, BUF+32(%rdi)
 	movq	%r15, BUF+40(%rdi)
-	leaq	8(%rsp), %rax
+	leaq	9(%rsp), %rax		/* 8(%rsp) | LTX_CHECKPOINT_BARE */
 	movq	%rax, SP(%rdi)
 	movq	(%rsp), %rax
 	movq	%rax, BUF+48(%rdi)
-	jmp	ltx_atomic_begin
+	jmp	ltx_block_begin
 	.cfi_endproc
-	.size	tm__atomic_enter, .-tm__atomic_enter
+	.size	tm__block_enter, .-tm__block_enter
 
 /*
  * ltx_atomic_resume(struct tm__atomic *a): return from the
- * tm__atomic_enter call that saved a's restart point once more.  Noreturn.
+ * tm__block_enter call that saved a's restart point once more.  Noreturn.
  * The stack is put back as it was at that call, with its return address
  * pushed again, and the callee-saved registers restored; then
  * ltx_atomic_landed(a) runs as if enter had tail-called it (it ends the
@@ -56,7 +57,8 @@ tm__atomic_enter:
 	.p2align 4
 ltx_atomic_resume:
 	.cfi_startproc
-	movq	SP(%rdi), %rsp
+	movq	SP(%rdi), %rax
+	leaq	-1(%rax), %rsp		/* LTX_CHECKPOINT_BARE off */
 	pushq	BUF+48(%rdi)
 	movq	BUF+0(%rdi), %rbx
 	movq	BUF+8(%rdi), %rbp

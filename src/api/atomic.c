@@ -18,7 +18,8 @@
  * the ltx_checkpoint the descriptor points to while it is the outermost
  * block, and the macro's setjmp saved the restart point in tm__buf.
  *
- * Block states (tm__state; the loop runs while it is not BLOCK_DONE; the
+ * Block states of kinds 0 and 1 (x86-64's, kind 2: below) (tm__state;
+ * the loop runs while it is not BLOCK_DONE; the
  * block's address is passed to every call, so it lives in memory and is
  * read again after each, the jump back included): the for-loop calls
  * begin once, end after each run of the body; a restart longjmps into the
@@ -48,16 +49,26 @@ static struct tm__atomic *block_of(struct ltx_checkpoint *cp)
 	return (struct tm__atomic *)(void *)cp;
 }
 
-/* The x86-64 restart point (api/atomic-x86_64.S): tm__atomic_enter saves
- * it at this offset and goes on into ltx_atomic_begin; ltx_atomic_resume
- * jumps back to it through ltx_atomic_landed. */
-#define ENTER_KIND 2
+/*
+ * The x86-64 restart point (api/atomic-x86_64.S; TM__JMP_KIND 2):
+ * tm__block_enter saves it in the block and goes on into
+ * ltx_block_begin; ltx_atomic_resume jumps back to it through
+ * ltx_atomic_landed.  Its checkpoint is bare (tx/desc.h): enter stores
+ * the stack pointer with LTX_CHECKPOINT_BARE set, and no ops.
+ *
+ * Such a block's state (tm__state) is not what the loop reads (the macro
+ * keeps enter's answer in a variable of its own), so the common path
+ * stores none: the block is the outermost one while the descriptor's
+ * checkpoint is its own; BLOCK_NESTED marks one begun inside another;
+ * a restart sets BLOCK_RESTART or BLOCK_LEAVE, and BLOCK_DONE is set when
+ * the block is over some other way than its end (left, tm_abort).
+ */
 _Static_assert(offsetof(struct tm__atomic, tm__buf) == 24 &&
 		       offsetof(struct ltx_checkpoint, sp) == 8,
 	       "api/atomic-x86_64.S's BUF and SP");
 _Static_assert(sizeof(((struct tm__atomic *)0)->tm__buf) >= 7 * sizeof(void *),
 	       "room for the x86-64 restart point");
-struct tm__atomic *ltx_atomic_begin(struct tm__atomic *a);
+struct tm__atomic *ltx_block_begin(struct tm__atomic *a);
 struct tm__atomic *ltx_atomic_landed(struct tm__atomic *a);
 void ltx_atomic_resume(struct tm__atomic *a) __attribute__((noreturn));
 
@@ -82,8 +93,8 @@ static const struct ltx_checkpoint_ops block_ops = {
 	.left = NULL, /* the block's frame is gone: nothing to forget */
 };
 
-/* The same for the x86-64 restart point: the block's kind is its ops. */
-static void enter_restart(struct ltx_checkpoint *cp, unsigned cause)
+/* The same for the x86-64 restart point (a bare checkpoint). */
+static void bare_restart(struct ltx_checkpoint *cp, unsigned cause)
 {
 	struct tm__atomic *a = block_of(cp);
 
@@ -93,9 +104,17 @@ static void enter_restart(struct ltx_checkpoint *cp, unsigned cause)
 	ltx_atomic_resume(a); /* lands in ltx_atomic_landed */
 }
 
-static const struct ltx_checkpoint_ops enter_ops = {
-	.restart = enter_restart,
-	.left = NULL,
+/* The transaction layer let go of the block (ltx_tx_leave_block: an
+ * unwind, or a jump about to leave it, while its frame is still there):
+ * it is over, so that its scope exit (tm__block_left) does nothing more. */
+static void bare_left(struct ltx_checkpoint *cp)
+{
+	block_of(cp)->tm__state = BLOCK_DONE;
+}
+
+const struct ltx_checkpoint_ops ltx_bare_checkpoint_ops = {
+	.restart = bare_restart,
+	.left = bare_left,
 };
 
 /* Begin a block on tx, a thread's descriptor. */
@@ -113,7 +132,7 @@ begin_on(struct ltx_tx *tx, struct tm__atomic *a, int kind, uintptr_t frame_sp)
 		a->tm__state = BLOCK_NESTED;
 		return a;
 	}
-	cp->ops = kind == ENTER_KIND ? &enter_ops : &block_ops;
+	cp->ops = &block_ops;
 	cp->sp = frame_sp;
 	tx->checkpoint = cp;
 	a->tm__state = BLOCK_OUTER;
@@ -145,25 +164,41 @@ struct tm__atomic *tm__atomic_begin(struct tm__atomic *a, int kind)
 	return begin_on(tx, a, kind, frame_sp);
 }
 
-/* The C half of tm__atomic_enter, which saved the restart point. */
-struct tm__atomic *ltx_atomic_begin(struct tm__atomic *a)
+/* Begin an x86-64 block on tx: the outermost one takes the checkpoint
+ * (bare: enter stored its sp, tagged), one inside another runs flat. */
+static inline __attribute__((always_inline)) struct tm__atomic *
+bare_begin_on(struct ltx_tx *tx, struct tm__atomic *a)
 {
-	struct ltx_tx *tx = ltx_self;
-	struct ltx_checkpoint *cp = checkpoint_of(a);
-
-	/* begin_on's steps, with the stack pointer already in cp->sp and
-	 * the kind told by the ops. */
-	if (ltx_unlikely(tx->slow & LTX_SLOW_STATIC))
-		return begin_slow(a, ENTER_KIND, cp->sp);
-	ltx_unwind_forget();
-	if (tx->checkpoint != NULL) {
+	ltx_unwind_forget(); /* no unwind reaches back into a new block */
+	if (ltx_unlikely(tx->checkpoint != NULL)) {
 		a->tm__state = BLOCK_NESTED;
 		return a;
 	}
-	cp->ops = &enter_ops;
-	tx->checkpoint = cp;
-	a->tm__state = BLOCK_OUTER;
+	tx->checkpoint = checkpoint_of(a);
 	return a;
+}
+
+/* The thread's first block (no descriptor yet), or a handler's that
+ * cannot have one (ltx_refuse_tx: the block does not run). */
+static __attribute__((noinline)) struct tm__atomic *
+bare_begin_slow(struct tm__atomic *a)
+{
+	struct ltx_tx *tx = ltx_tx_self();
+
+	if (tx == NULL || tx == &ltx_refuse_tx)
+		return NULL;
+	return bare_begin_on(tx, a);
+}
+
+/* The C half of tm__block_enter, which saved the restart point: the
+ * block's begin; its answer is enter's (the block, or NULL: skip it). */
+struct tm__atomic *ltx_block_begin(struct tm__atomic *a)
+{
+	struct ltx_tx *tx = ltx_self;
+
+	if (ltx_unlikely(tx->slow & LTX_SLOW_STATIC))
+		return bare_begin_slow(a);
+	return bare_begin_on(tx, a);
 }
 
 /* The outermost block is over: the descriptor forgets its checkpoint. */
@@ -173,6 +208,20 @@ static void block_done(struct tm__atomic *a, struct ltx_tx *tx)
 	a->tm__state = BLOCK_DONE;
 }
 
+/* The end of the outermost block by the full commit. */
+static __attribute__((noinline)) void end_outer(struct tm__atomic *a,
+						struct ltx_tx *tx)
+{
+	/* A commit that fails restarts the block (no return). */
+	if (ltx_tx_commit(tx)) {
+		/* The block is over, even if its last run made no
+		 * transactional access (no transaction to commit): its
+		 * aborts no longer count towards the serial fallback. */
+		tx->consec_aborts = 0;
+		block_done(a, tx);
+	}
+}
+
 /* end's other cases: a commit that needs the full path, nesting, a
  * restart, a block already over. */
 static __attribute__((noinline)) void end_slow(struct tm__atomic *a,
@@ -180,15 +229,7 @@ static __attribute__((noinline)) void end_slow(struct tm__atomic *a,
 {
 	switch (a->tm__state) {
 	case BLOCK_OUTER:
-		/* A commit that fails restarts the block (no return). */
-		if (ltx_tx_commit(tx)) {
-			/* The block is over, even if its last run made no
-			 * transactional access (no transaction to commit):
-			 * its aborts no longer count towards the serial
-			 * fallback. */
-			tx->consec_aborts = 0;
-			block_done(a, tx);
-		}
+		end_outer(a, tx);
 		break;
 	case BLOCK_NESTED:
 		a->tm__state = BLOCK_DONE;
@@ -211,7 +252,7 @@ static __attribute__((noinline)) void end_slow(struct tm__atomic *a,
  */
 static bool end_full(void *a, struct ltx_tx *tx)
 {
-	end_slow(a, tx);
+	end_outer(a, tx);
 	return true;
 }
 
@@ -281,17 +322,55 @@ void tm__atomic_end(struct tm__atomic *a)
 	end_slow(a, tx);
 }
 
+/* A commit the fast path made, of an x86-64 block: it is over (the
+ * macro ends the loop itself, reading no state). */
+static inline __attribute__((always_inline)) void bare_done(void *a,
+							    struct ltx_tx *tx)
+{
+	(void)a;
+	tx->checkpoint = NULL;
+}
+
+/*
+ * The end of an x86-64 block: the outermost one (it holds the
+ * descriptor's checkpoint) commits, on the fast path if it can, every
+ * other case by a tail call (so no register to save); a failed commit
+ * restarts it.  A nested block has nothing to do: its transaction is the
+ * outermost one's.
+ */
+/* GCC: no cross-jumping, which merges the two-line commit's tail into the
+ * one-line one's at the cost of a jump on the two-line path. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define END_STRAIGHT __attribute__((optimize("no-crossjumping")))
+#else
+#define END_STRAIGHT
+#endif
+
+END_STRAIGHT void tm__block_end(struct tm__atomic *a)
+{
+	static const struct ltx_commit_exits exits = {
+		.small = end_small,
+		.lone = end_lone,
+		.revalidate = end_revalidate,
+		.full = end_full,
+		.many = end_many,
+		.done = bare_done,
+	};
+	struct ltx_tx *tx = ltx_self;
+
+	if (ltx_likely(tx->checkpoint == checkpoint_of(a)))
+		(void)ltx_tx_fast_commit_then(tx, &exits, a);
+}
+
 /*
  * Where a restart of an x86-64 block lands (ltx_atomic_resume), before
- * tm__atomic_enter returns again: as tm__atomic_restarted, then the
- * state the loop reads at once (no end call comes between).
+ * tm__block_enter returns again: as tm__atomic_restarted, then enter's
+ * answer: the block, to run the body again, or NULL after tm_abort().
  */
 struct tm__atomic *ltx_atomic_landed(struct tm__atomic *a)
 {
 	tm__atomic_restarted(a);
-	if (a->tm__state == BLOCK_RESTART)
-		a->tm__state = BLOCK_OUTER; /* the loop runs the body again */
-	return a;
+	return a->tm__state == BLOCK_DONE ? NULL : a;
 }
 
 void tm__atomic_restarted(struct tm__atomic *a)
@@ -324,6 +403,24 @@ void tm__atomic_left(struct tm__atomic *a)
 	}
 	if (a->tm__state == BLOCK_OUTER || a->tm__state == BLOCK_NESTED)
 		tm__atomic_end(a);
+}
+
+void tm__block_left(struct tm__atomic *a)
+{
+	struct ltx_tx *tx = ltx_self;
+	bool outer = tx->checkpoint == checkpoint_of(a);
+
+	/* As tm__atomic_left, for an x86-64 block (outermost while it holds
+	 * the checkpoint; BLOCK_DONE once the transaction layer let go of
+	 * it). */
+	if (ltx_unwinding_into((uintptr_t)__builtin_dwarf_cfa())) {
+		if (outer || a->tm__state == BLOCK_NESTED)
+			ltx_tx_leave_block(tx);
+		a->tm__state = BLOCK_DONE;
+		return;
+	}
+	if (outer)
+		tm__block_end(a);
 }
 
 void tm_retry(void)

@@ -55,9 +55,13 @@ enum ltx_status {
 #define LTX_SLOW_SERIAL	 4u  /* holds the serial token (tx/serial.h) */
 #define LTX_SLOW_STATIC	 8u  /* ltx_boot_tx, ltx_refuse_tx: not a thread's */
 #define LTX_SLOW_MEM	 16u /* tm_malloc/tm_free to settle at the end (mem.c) */
+/* end_state may be non-zero (an abort set last_status or consec_aborts):
+ * the next commit clears both, and the bit.  So slow == 0 means end_state
+ * is 0 already, and the fast commits (tx/fast.h) need not store it. */
+#define LTX_SLOW_ABORTED 32u
 /* The slow bits whose work only comes after the commit: the small fast
  * commit (tx/fast.h) takes transactions with those. */
-#define LTX_SLOW_AFTER (LTX_SLOW_ACTIONS | LTX_SLOW_MEM)
+#define LTX_SLOW_AFTER (LTX_SLOW_ACTIONS | LTX_SLOW_MEM | LTX_SLOW_ABORTED)
 
 static inline bool ltx_status_idle(int status)
 {
@@ -112,7 +116,8 @@ struct ltx_tx {
 			uint32_t last_status;	/* tm_status() of the last */
 			uint32_t consec_aborts; /* aborts since a commit */
 		};
-		uint64_t end_state; /* both, cleared by one store at commit */
+		uint64_t end_state; /* both, cleared by one store at commit;
+				     * non-zero only with LTX_SLOW_ABORTED */
 	};
 	uint64_t rng; /* backoff randomization (xorshift) */
 
@@ -204,9 +209,35 @@ struct ltx_checkpoint_ops {
 struct ltx_checkpoint {
 	const struct ltx_checkpoint_ops *ops;
 	/* The stack pointer of the block's frame: a jump to this frame or an
-	 * outer one leaves the block (rt/jump.h). */
+	 * outer one leaves the block (rt/jump.h).  With LTX_CHECKPOINT_BARE
+	 * set, a bare checkpoint: ops is not set (read both through the
+	 * functions below). */
 	uintptr_t sp;
 };
+
+/*
+ * A bare checkpoint: TM_ATOMIC's x86-64 restart point (api/atomic.c),
+ * whose begin stores the stack pointer with this bit set and no ops, one
+ * store less per block; its ops are ltx_bare_checkpoint_ops, defined
+ * there (weak here: only a program that makes such a checkpoint links
+ * api/atomic.c in, from a static library).  A stack pointer is at least
+ * 8-aligned, so the bit is free.
+ */
+#define LTX_CHECKPOINT_BARE ((uintptr_t)1)
+extern const struct ltx_checkpoint_ops ltx_bare_checkpoint_ops
+	__attribute__((weak));
+
+static inline const struct ltx_checkpoint_ops *
+ltx_checkpoint_ops(const struct ltx_checkpoint *cp)
+{
+	return (cp->sp & LTX_CHECKPOINT_BARE) ? &ltx_bare_checkpoint_ops
+					      : cp->ops;
+}
+
+static inline uintptr_t ltx_checkpoint_sp(const struct ltx_checkpoint *cp)
+{
+	return cp->sp & ~LTX_CHECKPOINT_BARE;
+}
 
 /*
  * The calling thread's descriptor (never NULL: see ltx_boot_tx).  Exported

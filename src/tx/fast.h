@@ -368,7 +368,7 @@ ltx_tx_fast_commit_ro(struct ltx_tx *tx)
 		return false;
 	cd->rs_next = cd->rs_base;
 	cd->limit = 0;
-	tx->end_state = 0; /* last_status and consec_aborts */
+	/* No slow bit: end_state is 0 already (LTX_SLOW_ABORTED). */
 	/* Release: the reads are over before tm_free sees us idle. */
 	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
 	return true;
@@ -426,7 +426,7 @@ ltx_tx_fast_commit_nwords(struct ltx_tx *tx, struct ltx_wentry *w, bool two,
 	cd->rs_next = cd->rs_base;
 	cd->limit = 0;
 	tx->stats.commits_rw++;
-	tx->end_state = 0; /* last_status and consec_aborts */
+	/* No slow bit: end_state is 0 already (LTX_SLOW_ABORTED). */
 	/* Release: the commit is over before tm_free sees us idle. */
 	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
 	if (out->done != NULL)
@@ -475,7 +475,7 @@ ltx_tx_fast_commit_then(struct ltx_tx *tx, const struct ltx_commit_exits *out,
 	/* Read-only: every read was valid at the snapshot when made. */
 	cd->rs_next = cd->rs_base;
 	cd->limit = 0;
-	tx->end_state = 0; /* last_status and consec_aborts */
+	/* No slow bit: end_state is 0 already (LTX_SLOW_ABORTED). */
 	/* Release: the reads are over before tm_free sees us idle. */
 	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
 	if (out->done != NULL)

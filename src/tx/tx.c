@@ -848,6 +848,7 @@ static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 	ops(tx)->release(&tx->cd);
 	tx->cd.limit = 0;
 	tx->last_status = cause;
+	tx->slow |= LTX_SLOW_ABORTED; /* and consec_aborts, below */
 	tx->cause = 0;
 	/* Counted before the status turns idle (see ltx_stats_read). */
 	ltx_stats_write_begin(tx);
@@ -883,7 +884,7 @@ static void restart(struct ltx_tx *tx, unsigned cause)
 {
 	struct ltx_checkpoint *cp = tx->checkpoint;
 
-	cp->ops->restart(cp, cause);
+	ltx_checkpoint_ops(cp)->restart(cp, cause);
 	abort(); /* a checkpoint's restart must not return */
 }
 
@@ -1109,6 +1110,7 @@ committed_slow(struct ltx_tx *tx, bool wrote, uint64_t nr, uint64_t nw)
 	else if (wrote)
 		tx->stats.commits_rw++;
 	tx->end_state = 0;
+	tx->slow &= ~LTX_SLOW_ABORTED;
 	store_status(tx, idle_status());
 	end_serial(tx);
 	end_mem(tx, true);
@@ -1155,7 +1157,7 @@ static inline __attribute__((always_inline)) bool commit_live(struct ltx_tx *tx,
 	}
 	if (wrote)
 		tx->stats.commits_rw++;
-	tx->end_state = 0;
+	/* No slow bit: end_state is 0 already (LTX_SLOW_ABORTED). */
 	store_status(tx, idle_status());
 	return true;
 }
@@ -1253,8 +1255,10 @@ void ltx_tx_abort(struct ltx_tx *tx)
 			     (st == LTX_DOOMED ? doomed_cause(tx) : 0) |
 				     TM_ABORT_EXPLICIT,
 			     false);
-	else if (tx->checkpoint != NULL)
+	else if (tx->checkpoint != NULL) {
 		tx->last_status = TM_ABORT_EXPLICIT;
+		tx->slow |= LTX_SLOW_ABORTED;
+	}
 	/* In a restartable block, tm_abort() leaves the block. */
 	if (tx->checkpoint != NULL)
 		restart(tx, TM_ABORT_EXPLICIT);
@@ -1263,6 +1267,7 @@ void ltx_tx_abort(struct ltx_tx *tx)
 /* After a fast commit: the work of its slow bits (LTX_SLOW_AFTER). */
 static __attribute__((noinline)) bool committed_after(struct ltx_tx *tx)
 {
+	tx->slow &= ~LTX_SLOW_ABORTED; /* end_state was cleared */
 	end_mem(tx, true);
 	if (tx->slow & LTX_SLOW_ACTIONS)
 		run_actions(tx, true);
@@ -1321,8 +1326,8 @@ void ltx_tx_leave_block(struct ltx_tx *tx)
 			     (st == LTX_DOOMED ? doomed_cause(tx) : 0) |
 				     TM_ABORT_EXPLICIT,
 			     false);
-	if (cp != NULL && cp->ops->left != NULL)
-		cp->ops->left(cp);
+	if (cp != NULL && ltx_checkpoint_ops(cp)->left != NULL)
+		ltx_checkpoint_ops(cp)->left(cp);
 }
 
 void ltx_tx_retry(struct ltx_tx *tx)
