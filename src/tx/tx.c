@@ -1267,8 +1267,13 @@ void ltx_tx_abort(struct ltx_tx *tx)
 /* After a fast commit: the work of its slow bits (LTX_SLOW_AFTER). */
 static __attribute__((noinline)) bool committed_after(struct ltx_tx *tx)
 {
-	tx->slow &= ~LTX_SLOW_ABORTED; /* end_state was cleared */
-	end_mem(tx, true);
+	uint32_t slow = tx->slow;
+
+	/* end_mem's steps, its bit cleared with LTX_SLOW_ABORTED's (the
+	 * commit cleared end_state) in one store. */
+	tx->slow = slow & ~(LTX_SLOW_MEM | LTX_SLOW_ABORTED);
+	if (ltx_unlikely(slow & LTX_SLOW_MEM))
+		ltx_mem_end(tx, true);
 	if (tx->slow & LTX_SLOW_ACTIONS)
 		run_actions(tx, true);
 	return true;
