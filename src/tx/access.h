@@ -89,9 +89,12 @@ static inline void ltx_access_store_bytes(void *dst, const void *src, size_t n)
 	}
 }
 
-/* A naturally aligned sub-word object: extract it from its word. */
-static inline uint64_t ltx_access_load_sized(const void *a, unsigned size,
-					     bool excl)
+/* A naturally aligned sub-word object: extract it from its word.  Inlined
+ * into each caller (tm_lt_u64 and the others, with constant size and
+ * excl): out of line, every TM_LT of a long paid a second call and the
+ * tests of size and excl. */
+static inline __attribute__((always_inline)) uint64_t
+ltx_access_load_sized(const void *a, unsigned size, bool excl)
 {
 	uintptr_t p = (uintptr_t)a;
 	uint64_t x;

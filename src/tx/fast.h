@@ -149,12 +149,29 @@ ltx_tx_fast_take_bumped(struct ltx_tx *tx, const void *addr)
 	return true;
 }
 
-/* ST of the low size bytes of val to addr (aligned to size). */
+/*
+ * ST of the low size bytes of val to addr (aligned to size): a line new to
+ * the transaction (beginning it on an idle descriptor), or one it holds
+ * alone already (after LTX, or a first ST: the orec's lock bit puts its
+ * value above every limit), one hash and one read of the orec for both.
+ * A live transaction has limit != 0; an idle descriptor, a doomed or
+ * counted transaction has 0, and only the idle one begins here.
+ */
 static inline __attribute__((always_inline)) bool
 ltx_tx_fast_store(struct ltx_tx *tx, void *addr, uint64_t val, unsigned size)
 {
-	struct ltx_wentry *w = ltx_tx_fast_acquire(tx, addr);
+	struct ltx_cd *cd = &tx->cd;
+	uintptr_t *orec = ltx_orec_of(cd, addr);
+	uintptr_t v = __atomic_load_n(orec, __ATOMIC_RELAXED);
+	struct ltx_wentry *w;
 
+	if (ltx_unlikely(v >= cd->limit)) {
+		if (cd->limit != 0)
+			return ltx_inv_store_owned(cd, v, addr, val, size);
+		if (!ltx_tx_fast_begin(tx) || v >= cd->limit)
+			return false;
+	}
+	w = ltx_inv_lock(cd, orec, v, addr);
 	if (ltx_unlikely(w == NULL))
 		return false;
 	ltx_inv_first_store(w, addr, val, size);

@@ -205,6 +205,50 @@ START_TEST(test_commit_writes_back_only_dirty_bytes)
 }
 END_TEST
 
+/* Stores to a line the transaction holds already (after LTX, after a
+ * first ST: tm_st's inline path for a held line) merge into its entry:
+ * the same word again, other words, sub-words; reads see them all and
+ * the commit writes exactly them. */
+START_TEST(test_stores_to_a_held_line_merge)
+{
+	reset_words();
+	ck_assert_uint_eq(tm_ltx(&words[5][0]), 40);
+	tm_st(&words[5][0], 1000);
+	tm_st(&words[5][1], 1001);
+	tm_st_u8((char *)&words[5][2] + 1, 0xee);
+	tm_st(&words[5][0], 1002);
+	tm_st(&words[6][4], 2000); /* a first ST, kept aside */
+	tm_st(&words[6][4], 2001); /* the same word again */
+	tm_st(&words[6][5], 2002); /* another word of that line */
+	tm_st_u16((char *)&words[6][6] + 2, 0x1234);
+	ck_assert_uint_eq(tm_lt(&words[5][0]), 1002);
+	ck_assert_uint_eq(tm_lt(&words[5][1]), 1001);
+	ck_assert_uint_eq(tm_lt(&words[5][2]), 42 | 0xee00);
+	ck_assert_uint_eq(tm_lt(&words[5][3]), 43);
+	ck_assert_uint_eq(tm_lt(&words[6][4]), 2001);
+	ck_assert_uint_eq(tm_lt(&words[6][5]), 2002);
+	ck_assert_uint_eq(tm_lt(&words[6][6]), 54 | 0x12340000);
+	ck_assert_uint_eq(words[5][0], 40); /* still buffered */
+	ck_assert_uint_eq(words[6][4], 52);
+	ck_assert(tm_commit());
+	ck_assert_uint_eq(words[5][0], 1002);
+	ck_assert_uint_eq(words[5][1], 1001);
+	ck_assert_uint_eq(words[5][2], 42 | 0xee00);
+	ck_assert_uint_eq(words[5][3], 43);
+	ck_assert_uint_eq(words[6][4], 2001);
+	ck_assert_uint_eq(words[6][5], 2002);
+	ck_assert_uint_eq(words[6][6], 54 | 0x12340000);
+	ck_assert_uint_eq(words[6][7], 55);
+	/* The same stores aborted leave memory alone. */
+	tm_ltx(&words[5][0]);
+	tm_st(&words[5][0], 1);
+	tm_st(&words[5][1], 2);
+	tm_abort();
+	ck_assert_uint_eq(words[5][0], 1002);
+	ck_assert_uint_eq(words[5][1], 1001);
+}
+END_TEST
+
 START_TEST(test_ltx_without_store_changes_nothing)
 {
 	reset_words();
@@ -399,6 +443,7 @@ int main(void)
 	tcase_add_test(tc, test_unaligned_and_straddling_accesses_are_exact);
 	tcase_add_test(tc, test_byte_ranges_copy_exactly);
 	tcase_add_test(tc, test_commit_writes_back_only_dirty_bytes);
+	tcase_add_test(tc, test_stores_to_a_held_line_merge);
 	tcase_add_test(tc, test_ltx_without_store_changes_nothing);
 	tcase_add_test(tc, test_large_transactions_grow_their_logs);
 	tcase_add_test(tc,
