@@ -231,7 +231,7 @@ void tm__atomic_left(struct tm__atomic *a);
 #ifndef TM__NOPLT
 #define TM__NOPLT
 #endif
-struct tm__atomic *tm__block_enter(struct tm__atomic *a)
+void *tm__block_enter(struct tm__atomic *a)
 	__attribute__((returns_twice)) TM__NOPLT;
 void tm__block_end(struct tm__atomic *a) TM__NOPLT;
 void tm__block_left(struct tm__atomic *a);
@@ -272,19 +272,19 @@ tm__block_cleanup(struct tm__atomic **b)
 
 /*
  * One call per block (in the declaration) begins it and is its restart
- * point: it returns the block to run the body, NULL to skip it (after
+ * point: it returns non-NULL to run the body, NULL to skip it (after
  * tm_abort(), or where no transaction can run), and a restart returns
- * from it again, the failed transaction already ended.  tm__b holds what
- * it returns: not the block's state in memory, so the loop reads nothing
- * back.  end commits the block (a failed commit restarts it, so end
- * returns only when the block is over), and tm__b = NULL then ends the
- * loop without a test.  No initializer zero-fills the block: begin sets
- * what is read.
+ * from it again, the failed transaction already ended.  tm__b holds the
+ * block while the body runs: not the block's state in memory, so the
+ * loop reads nothing back.  end commits the block (a failed commit
+ * restarts it, so end returns only when the block is over), and
+ * tm__b = NULL then ends the loop without a test.  No initializer
+ * zero-fills the block: begin sets what is read.
  */
 #define TM_ATOMIC                                                              \
 	for (struct tm__atomic tm__a,                                          \
 	     *tm__b __attribute__((cleanup(tm__block_cleanup))) =              \
-		     tm__block_enter(&tm__a);                                  \
+		     tm__block_enter(&tm__a) != NULL ? &tm__a : NULL;          \
 	     tm__b != NULL; tm__block_end(&tm__a), tm__b = NULL)
 #else
 /*

@@ -68,8 +68,8 @@ _Static_assert(offsetof(struct tm__atomic, tm__buf) == 24 &&
 	       "api/atomic-x86_64.S's BUF and SP");
 _Static_assert(sizeof(((struct tm__atomic *)0)->tm__buf) >= 7 * sizeof(void *),
 	       "room for the x86-64 restart point");
-struct tm__atomic *ltx_block_begin(struct tm__atomic *a);
-struct tm__atomic *ltx_atomic_landed(struct tm__atomic *a);
+void *ltx_block_begin(struct tm__atomic *a);
+void *ltx_atomic_landed(struct tm__atomic *a);
 void ltx_atomic_resume(struct tm__atomic *a) __attribute__((noreturn));
 
 /* The checkpoint's restart: back into the block (from the tx layer, or
@@ -164,41 +164,47 @@ struct tm__atomic *tm__atomic_begin(struct tm__atomic *a, int kind)
 	return begin_on(tx, a, kind, frame_sp);
 }
 
-/* Begin an x86-64 block on tx: the outermost one takes the checkpoint
- * (bare: enter stored its sp, tagged), one inside another runs flat. */
-static inline __attribute__((always_inline)) struct tm__atomic *
-bare_begin_on(struct ltx_tx *tx, struct tm__atomic *a)
+/*
+ * The x86-64 block's begin when the descriptor has a checkpoint already:
+ * a block inside another (or inside a GCC transaction) runs flat; or the
+ * descriptor is ltx_boot_tx (the thread's first block: no descriptor
+ * yet) or ltx_refuse_tx (a handler's that cannot have one: the block
+ * does not run), whose checkpoint is never NULL (tx.c).  Returns enter's
+ * answer.
+ */
+static __attribute__((noinline)) void *bare_begin_slow(struct ltx_tx *tx,
+						       struct tm__atomic *a)
 {
-	ltx_unwind_forget(); /* no unwind reaches back into a new block */
-	if (ltx_unlikely(tx->checkpoint != NULL)) {
-		a->tm__state = BLOCK_NESTED;
-		return a;
+	if (ltx_unlikely(tx->slow & LTX_SLOW_STATIC)) {
+		tx = ltx_tx_self();
+		if (tx == NULL || tx == &ltx_refuse_tx)
+			return NULL;
+		ltx_unwind_forget();
+		if (tx->checkpoint == NULL) {
+			tx->checkpoint = checkpoint_of(a);
+			return a;
+		}
 	}
-	tx->checkpoint = checkpoint_of(a);
+	ltx_unwind_forget();
+	a->tm__state = BLOCK_NESTED;
 	return a;
 }
 
-/* The thread's first block (no descriptor yet), or a handler's that
- * cannot have one (ltx_refuse_tx: the block does not run). */
-static __attribute__((noinline)) struct tm__atomic *
-bare_begin_slow(struct tm__atomic *a)
-{
-	struct ltx_tx *tx = ltx_tx_self();
-
-	if (tx == NULL || tx == &ltx_refuse_tx)
-		return NULL;
-	return bare_begin_on(tx, a);
-}
-
-/* The C half of tm__block_enter, which saved the restart point: the
- * block's begin; its answer is enter's (the block, or NULL: skip it). */
-struct tm__atomic *ltx_block_begin(struct tm__atomic *a)
+/*
+ * The C half of tm__block_enter, which saved the restart point: the
+ * block's begin.  Its answer is enter's: non-NULL (the descriptor, which
+ * is at hand) to run the body, NULL to skip it.  The outermost block
+ * takes the checkpoint (bare: enter stored its sp, tagged).
+ */
+void *ltx_block_begin(struct tm__atomic *a)
 {
 	struct ltx_tx *tx = ltx_self;
 
-	if (ltx_unlikely(tx->slow & LTX_SLOW_STATIC))
-		return bare_begin_slow(a);
-	return bare_begin_on(tx, a);
+	if (ltx_unlikely(tx->checkpoint != NULL))
+		return bare_begin_slow(tx, a);
+	ltx_unwind_forget(); /* no unwind reaches back into a new block */
+	tx->checkpoint = checkpoint_of(a);
+	return tx;
 }
 
 /* The outermost block is over: the descriptor forgets its checkpoint. */
@@ -367,7 +373,7 @@ END_STRAIGHT void tm__block_end(struct tm__atomic *a)
  * tm__block_enter returns again: as tm__atomic_restarted, then enter's
  * answer: the block, to run the body again, or NULL after tm_abort().
  */
-struct tm__atomic *ltx_atomic_landed(struct tm__atomic *a)
+void *ltx_atomic_landed(struct tm__atomic *a)
 {
 	tm__atomic_restarted(a);
 	return a->tm__state == BLOCK_DONE ? NULL : a;

@@ -59,9 +59,24 @@ enum ltx_status {
  * the next commit clears both, and the bit.  So slow == 0 means end_state
  * is 0 already, and the fast commits (tx/fast.h) need not store it. */
 #define LTX_SLOW_ABORTED 32u
+/* The transaction was begun with limit 0 (the visible mode, a capacity
+ * limit, irrevocable): set by tx.c's begin(), the one begin that leaves
+ * limit 0 with no other slow bit, and cleared when a transaction ends
+ * (committed_slow, finish_abort).  So a live transaction (status
+ * LTX_ACTIVE) with no slow bit has limit != 0: it is of the fast paths,
+ * and the fast commits test status and slow alone, as one word. */
+#define LTX_SLOW_UNARMED 64u
 /* The slow bits whose work only comes after the commit: the small fast
  * commit (tx/fast.h) takes transactions with those. */
 #define LTX_SLOW_AFTER (LTX_SLOW_ACTIONS | LTX_SLOW_MEM | LTX_SLOW_ABORTED)
+
+/* status_slow of a live transaction with no slow bit (status is the low
+ * half on a little-endian CPU). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define LTX_LIVE_PLAIN ((uint64_t)LTX_ACTIVE << 32)
+#else
+#define LTX_LIVE_PLAIN ((uint64_t)LTX_ACTIVE)
+#endif
 
 static inline bool ltx_status_idle(int status)
 {
@@ -102,8 +117,18 @@ struct ltx_action {
  */
 struct ltx_tx {
 	/* hot: the first line, mirrored by struct tm__hot (<ltx/inline.h>) */
-	int status;	/* enum ltx_status */
-	uint32_t slow;	/* LTX_SLOW_*: why commit must take its full path */
+	union {
+		struct {
+			int status;    /* enum ltx_status */
+			uint32_t slow; /* LTX_SLOW_*: why commit must take
+					* its full path */
+		};
+		/* Both, for the fast commits' one test (LTX_LIVE_PLAIN): a
+		 * relaxed load, which a signal handler's or another
+		 * thread's store to status may race with, as with a load
+		 * of status alone. */
+		uint64_t status_slow;
+	};
 	uint64_t tx_id; /* transactions begun by this thread: the serial
 			 * number of the current or last one */
 	struct ltx_cd cd;

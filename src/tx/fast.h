@@ -3,6 +3,7 @@
 #ifndef LTX_TX_FAST_H
 #define LTX_TX_FAST_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -482,10 +483,16 @@ ltx_tx_fast_commit_then(struct ltx_tx *tx, const struct ltx_commit_exits *out,
 	struct ltx_wentry *w = cd->ws_base;
 	uintptr_t n;
 
-	if (ltx_unlikely(tx->slow != 0))
-		return out->small(ctx, tx);
-	if (ltx_unlikely(cd->limit == 0))
+	/* Live with no slow bit, hence limit != 0 (LTX_SLOW_UNARMED): one
+	 * test.  Else: slow bits, or not live (idle: nothing was begun;
+	 * doomed; committing cannot be). */
+	if (ltx_unlikely(__atomic_load_n(&tx->status_slow, __ATOMIC_RELAXED) !=
+			 LTX_LIVE_PLAIN)) {
+		if (tx->slow != 0)
+			return out->small(ctx, tx);
 		return out->full != NULL && out->full(ctx, tx);
+	}
+	assert(cd->limit != 0);
 	n = (uintptr_t)cd->ws_next - (uintptr_t)w;
 	if (ltx_unlikely(n != 0))
 		return ltx_tx_fast_commit_words(tx, w, n, out, ctx);

@@ -33,10 +33,21 @@ __thread struct ltx_tx *ltx_self
 
 static uintptr_t boot_orecs[1];
 
+/*
+ * The checkpoint of ltx_boot_tx and ltx_refuse_tx, which are never in a
+ * block: not NULL, so that the begin of an x86-64 TM_ATOMIC block finds
+ * them by the one test it makes for a block inside another
+ * (api/atomic.c).  Nothing restarts to it: no transaction of theirs is
+ * ever doomed, and what looks at a checkpoint to restart, leave or abort
+ * (ltx_tx_abort, tx/signal.c's sandbox and on_jump) sets them aside first.
+ */
+static struct ltx_checkpoint static_checkpoint;
+
 struct ltx_tx ltx_boot_tx = {
 	.status = LTX_IDLE_SLOW,
 	.slow = LTX_SLOW_STATIC,
 	.cd = { .orecs = boot_orecs, .orec_mul = LTX_HASH_MUL },
+	.checkpoint = &static_checkpoint,
 };
 
 static uintptr_t refuse_orecs[1];
@@ -47,6 +58,7 @@ struct ltx_tx ltx_refuse_tx = {
 	.cd = { .orecs = refuse_orecs,
 		.orec_mul = LTX_HASH_MUL,
 		.no_alloc = 1 },
+	.checkpoint = &static_checkpoint,
 };
 
 /*
@@ -611,6 +623,10 @@ static void begin(struct ltx_tx *tx)
 		__atomic_store_n(&tx->tx_id, tx->tx_id + 1, __ATOMIC_RELEASE);
 		tx->cd.capacity = ltx_config.capacity;
 		ops(tx)->begin(&tx->cd);
+		/* Not armed (the visible mode, a capacity limit): the fast
+		 * commits must leave it to the full one (desc.h). */
+		if (tx->cd.limit == 0)
+			tx->slow |= LTX_SLOW_UNARMED;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		store_status(tx, LTX_ACTIVE);
 		/* The light side of tm_free's and the serial token's
@@ -848,7 +864,8 @@ static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 	ops(tx)->release(&tx->cd);
 	tx->cd.limit = 0;
 	tx->last_status = cause;
-	tx->slow |= LTX_SLOW_ABORTED; /* and consec_aborts, below */
+	/* And consec_aborts, below; the transaction is over (desc.h). */
+	tx->slow = (tx->slow | LTX_SLOW_ABORTED) & ~LTX_SLOW_UNARMED;
 	tx->cause = 0;
 	/* Counted before the status turns idle (see ltx_stats_read). */
 	ltx_stats_write_begin(tx);
@@ -1110,7 +1127,7 @@ committed_slow(struct ltx_tx *tx, bool wrote, uint64_t nr, uint64_t nw)
 	else if (wrote)
 		tx->stats.commits_rw++;
 	tx->end_state = 0;
-	tx->slow &= ~LTX_SLOW_ABORTED;
+	tx->slow &= ~(LTX_SLOW_ABORTED | LTX_SLOW_UNARMED);
 	store_status(tx, idle_status());
 	end_serial(tx);
 	end_mem(tx, true);
@@ -1245,7 +1262,8 @@ void ltx_tx_abort(struct ltx_tx *tx)
 {
 	int st;
 
-	if (ltx_unlikely(tx == &ltx_refuse_tx))
+	/* ltx_refuse_tx, or ltx_boot_tx (no transaction, no block). */
+	if (ltx_unlikely(tx->slow & LTX_SLOW_STATIC))
 		return;
 	st = load_status(tx);
 	if (ltx_unlikely(tx->stats_on) && st == LTX_ACTIVE)
