@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* x86-64 restart point of TM_ATOMIC: tm__atomic_enter and its resume. */
+/* x86-64 restart point of TM_ATOMIC: tm__block_enter and its resume. */
 
 /*
  * struct tm__atomic (<ltx/tm.h>; api/atomic.c checks the offsets) holds
@@ -11,13 +11,22 @@
  *
  * tm__block_enter is declared returns_twice, so the compiler keeps nothing
  * but the SysV callee-saved registers across it, as across setjmp: those
- * and the stack pointer are the whole restart point.  It saves them and
- * goes on into ltx_block_begin (api/atomic.c), the block's begin, whose
- * return is enter's.  Saving in the block itself, not in a copy: the
- * block's frame outlives every restart of it.  No endbr64: the library
- * is not built for indirect-branch tracking (neither is itm's
+ * and the stack pointer are the whole restart point.  It saves them, then
+ * begins the block: the outermost one (the descriptor has no checkpoint)
+ * forgets the last unwind (rt/unwind.h, ltx_unwind_forget) and takes the
+ * checkpoint; any other case is ltx_block_begin_slow's (api/atomic.c),
+ * whose return is enter's.  Its answer: non-NULL (the descriptor) to run
+ * the body, NULL to skip it.  Saving in the block itself, not in a copy:
+ * the block's frame outlives every restart of it.  No endbr64: the
+ * library is not built for indirect-branch tracking (neither is itm's
  * checkpoint), and every instruction here is paid per block.
+ *
+ * Synchronization: the descriptor's checkpoint is written by its own
+ * thread only (tx/desc.h); a signal handler that reads it runs on this
+ * thread, between two instructions, and sees it NULL or this block.
  */
+#include "api/atomic-offsets.h"
+
 #define SP 8
 #define BUF 24
 
@@ -37,7 +46,16 @@ tm__block_enter:
 	movq	%rax, SP(%rdi)
 	movq	(%rsp), %rax
 	movq	%rax, BUF+48(%rdi)
-	jmp	ltx_block_begin
+	movq	tm__self_v2@gottpoff(%rip), %rax	/* ltx_self */
+	movq	%fs:(%rax), %rax
+	cmpq	$0, LTX_TX_CHECKPOINT(%rax)
+	jne	1f
+	movq	ltx_unwind_sp@gottpoff(%rip), %rdx
+	movq	$0, %fs:(%rdx)
+	movq	%rdi, LTX_TX_CHECKPOINT(%rax)
+	ret
+1:	movq	%rax, %rsi
+	jmp	ltx_block_begin_slow
 	.cfi_endproc
 	.size	tm__block_enter, .-tm__block_enter
 

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/atomic-offsets.h"
 #include "rt/jump.h"
 #include "rt/unwind.h"
 #include "tx/desc.h"
@@ -51,8 +52,9 @@ static struct tm__atomic *block_of(struct ltx_checkpoint *cp)
 
 /*
  * The x86-64 restart point (api/atomic-x86_64.S; TM__JMP_KIND 2):
- * tm__block_enter saves it in the block and goes on into
- * ltx_block_begin; ltx_atomic_resume jumps back to it through
+ * tm__block_enter saves it in the block and begins the block (the
+ * outermost one itself, the others by ltx_block_begin_slow);
+ * ltx_atomic_resume jumps back to it through
  * ltx_atomic_landed.  Its checkpoint is bare (tx/desc.h): enter stores
  * the stack pointer with LTX_CHECKPOINT_BARE set, and no ops.
  *
@@ -68,7 +70,9 @@ _Static_assert(offsetof(struct tm__atomic, tm__buf) == 24 &&
 	       "api/atomic-x86_64.S's BUF and SP");
 _Static_assert(sizeof(((struct tm__atomic *)0)->tm__buf) >= 7 * sizeof(void *),
 	       "room for the x86-64 restart point");
-void *ltx_block_begin(struct tm__atomic *a);
+_Static_assert(offsetof(struct ltx_tx, checkpoint) == LTX_TX_CHECKPOINT,
+	       "api/atomic-offsets.h: the descriptor's checkpoint moved");
+void *ltx_block_begin_slow(struct tm__atomic *a, struct ltx_tx *tx);
 void *ltx_atomic_landed(struct tm__atomic *a);
 void ltx_atomic_resume(struct tm__atomic *a) __attribute__((noreturn));
 
@@ -165,15 +169,16 @@ struct tm__atomic *tm__atomic_begin(struct tm__atomic *a, int kind)
 }
 
 /*
- * The x86-64 block's begin when the descriptor has a checkpoint already:
- * a block inside another (or inside a GCC transaction) runs flat; or the
- * descriptor is ltx_boot_tx (the thread's first block: no descriptor
- * yet) or ltx_refuse_tx (a handler's that cannot have one: the block
- * does not run), whose checkpoint is never NULL (tx.c).  Returns enter's
- * answer.
+ * The x86-64 block's begin when the descriptor has a checkpoint already
+ * (tm__block_enter, api/atomic-x86_64.S, begins the others itself: it
+ * forgets the last unwind, as ltx_unwind_forget, and takes the
+ * checkpoint): a block inside another (or inside a GCC transaction) runs
+ * flat; or the descriptor is ltx_boot_tx (the thread's first block: no
+ * descriptor yet) or ltx_refuse_tx (a handler's that cannot have one: the
+ * block does not run), whose checkpoint is never NULL (tx.c).  Returns
+ * enter's answer: non-NULL to run the body, NULL to skip it.
  */
-static __attribute__((noinline)) void *bare_begin_slow(struct ltx_tx *tx,
-						       struct tm__atomic *a)
+void *ltx_block_begin_slow(struct tm__atomic *a, struct ltx_tx *tx)
 {
 	if (ltx_unlikely(tx->slow & LTX_SLOW_STATIC)) {
 		tx = ltx_tx_self();
@@ -185,26 +190,9 @@ static __attribute__((noinline)) void *bare_begin_slow(struct ltx_tx *tx,
 			return a;
 		}
 	}
-	ltx_unwind_forget();
+	ltx_unwind_forget(); /* no unwind reaches back into a new block */
 	a->tm__state = BLOCK_NESTED;
 	return a;
-}
-
-/*
- * The C half of tm__block_enter, which saved the restart point: the
- * block's begin.  Its answer is enter's: non-NULL (the descriptor, which
- * is at hand) to run the body, NULL to skip it.  The outermost block
- * takes the checkpoint (bare: enter stored its sp, tagged).
- */
-void *ltx_block_begin(struct tm__atomic *a)
-{
-	struct ltx_tx *tx = ltx_self;
-
-	if (ltx_unlikely(tx->checkpoint != NULL))
-		return bare_begin_slow(tx, a);
-	ltx_unwind_forget(); /* no unwind reaches back into a new block */
-	tx->checkpoint = checkpoint_of(a);
-	return tx;
 }
 
 /* The outermost block is over: the descriptor forgets its checkpoint. */

@@ -259,7 +259,9 @@ bool ltx_tx_commit_revalidate_whole(struct ltx_tx *tx, uintptr_t ts);
 
 /*
  * Where ltx_tx_fast_commit_then goes when the fast path cannot finish:
- * small for a transaction with slow bits, lone for one with no slow bit
+ * small for a transaction with slow bits or not live (it must check what
+ * it can take, and end by the full commit otherwise), lone for one with
+ * no slow bit
  * (live, invisible) whose one or two write-set entries are not all lone
  * words (an LTX, a sub-word ST), revalidate when the snapshot must be checked
  * (with the clock value taken), many (if not NULL) for one with no slow bit
@@ -470,10 +472,11 @@ ltx_tx_fast_commit_words(struct ltx_tx *tx, struct ltx_wentry *w, uintptr_t n,
 
 /*
  * COMMIT of a transaction with no slow bit, live in the invisible mode
- * (limit != 0): read-only, or ltx_tx_fast_commit_words; out's exits for
- * everything else.  ltx_tx_fast_commit: the fast path, or false with
- * nothing done (the caller then runs ltx_tx_commit); ltx_tx_commit_inline:
- * the whole COMMIT (ltx_tx_commit's result), every call out a tail call.
+ * (status LTX_ACTIVE, hence limit != 0): read-only, or
+ * ltx_tx_fast_commit_words; out's exits for everything else.
+ * ltx_tx_fast_commit: the fast path, or false with nothing done (the caller
+ * then runs ltx_tx_commit); ltx_tx_commit_inline: the whole COMMIT
+ * (ltx_tx_commit's result), every call out a tail call.
  */
 static inline __attribute__((always_inline)) bool
 ltx_tx_fast_commit_then(struct ltx_tx *tx, const struct ltx_commit_exits *out,
@@ -484,14 +487,14 @@ ltx_tx_fast_commit_then(struct ltx_tx *tx, const struct ltx_commit_exits *out,
 	uintptr_t n;
 
 	/* Live with no slow bit, hence limit != 0 (LTX_SLOW_UNARMED): one
-	 * test.  Else: slow bits, or not live (idle: nothing was begun;
-	 * doomed; committing cannot be). */
-	if (ltx_unlikely(__atomic_load_n(&tx->status_slow, __ATOMIC_RELAXED) !=
-			 LTX_LIVE_PLAIN)) {
-		if (tx->slow != 0)
-			return out->small(ctx, tx);
-		return out->full != NULL && out->full(ctx, tx);
-	}
+	 * test.  Else slow bits, or not live (idle: nothing was begun;
+	 * doomed): small, which checks for what it can take (a live
+	 * transaction of the fast paths with only LTX_SLOW_AFTER bits; not
+	 * one that is idle or unarmed, whose limit is 0, nor a doomed update,
+	 * whose commit point fails) and goes on to the full commit. */
+	if (ltx_unlikely(ltx_word_changed((const uintptr_t *)&tx->status_slow,
+					  LTX_LIVE_PLAIN)))
+		return out->small(ctx, tx);
 	assert(cd->limit != 0);
 	n = (uintptr_t)cd->ws_next - (uintptr_t)w;
 	if (ltx_unlikely(n != 0))
