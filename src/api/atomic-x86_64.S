@@ -14,7 +14,9 @@
  * and the stack pointer are the whole restart point.  It saves them, then
  * begins the block: the outermost one (the descriptor has no checkpoint)
  * forgets the last unwind (rt/unwind.h, ltx_unwind_forget) and takes the
- * checkpoint; any other case is ltx_block_begin_slow's (api/atomic.c),
+ * checkpoint, and keeps the descriptor in the block (its checkpoint's
+ * ops, unused: a bare checkpoint) for the block's end; any other case is
+ * ltx_block_begin_slow's (api/atomic.c),
  * whose return is enter's.  Its answer: non-NULL (the descriptor) to run
  * the body, NULL to skip it.  Saving in the block itself, not in a copy:
  * the block's frame outlives every restart of it.  No endbr64: the
@@ -52,6 +54,7 @@ tm__block_enter:
 	jne	1f
 	movq	ltx_unwind_sp@gottpoff(%rip), %rdx
 	movq	$0, %fs:(%rdx)
+	movq	%rax, 0(%rdi)		/* the block's descriptor (atomic.c) */
 	movq	%rdi, LTX_TX_CHECKPOINT(%rax)
 	ret
 1:	movq	%rax, %rsi

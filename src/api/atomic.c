@@ -169,6 +169,22 @@ struct tm__atomic *tm__atomic_begin(struct tm__atomic *a, int kind)
 }
 
 /*
+ * An x86-64 block's descriptor, which its begin keeps in the block's
+ * checkpoint (ops, which a bare checkpoint does not use), so that its end
+ * reads it from there: the thread's descriptor for the outermost block
+ * (the same as ltx_self at the end: a block ends on the thread and in the
+ * handler, or not, where it began); nested_marker for a block inside
+ * another, whose status is never LTX_ACTIVE (all zero: LTX_IDLE), so
+ * that its end never takes the fast path and finds it at once after.
+ */
+static struct ltx_tx nested_marker;
+
+static void set_block_tx(struct tm__atomic *a, struct ltx_tx *tx)
+{
+	a->tm__link[0] = tx;
+}
+
+/*
  * The x86-64 block's begin when the descriptor has a checkpoint already
  * (tm__block_enter, api/atomic-x86_64.S, begins the others itself: it
  * forgets the last unwind, as ltx_unwind_forget, and takes the
@@ -186,11 +202,13 @@ void *ltx_block_begin_slow(struct tm__atomic *a, struct ltx_tx *tx)
 			return NULL;
 		ltx_unwind_forget();
 		if (tx->checkpoint == NULL) {
+			set_block_tx(a, tx);
 			tx->checkpoint = checkpoint_of(a);
 			return a;
 		}
 	}
 	ltx_unwind_forget(); /* no unwind reaches back into a new block */
+	set_block_tx(a, &nested_marker);
 	a->tm__state = BLOCK_NESTED;
 	return a;
 }
@@ -325,12 +343,23 @@ static inline __attribute__((always_inline)) void bare_done(void *a,
 	tx->checkpoint = NULL;
 }
 
+/* The end of an x86-64 block whose transaction is not live with no
+ * slow bit: nothing for a nested block or one the transaction layer let
+ * go of (not the holder of the checkpoint), else as end_small. */
+static __attribute__((noinline)) bool bare_end_small(void *a, struct ltx_tx *tx)
+{
+	if (tx->checkpoint != checkpoint_of(a))
+		return true;
+	return end_small(a, tx);
+}
+
 /*
- * The end of an x86-64 block: the outermost one (it holds the
- * descriptor's checkpoint) commits, on the fast path if it can, every
- * other case by a tail call (so no register to save); a failed commit
- * restarts it.  A nested block has nothing to do: its transaction is the
- * outermost one's.
+ * The end of an x86-64 block: the outermost one commits, on the fast
+ * path if it can, every other case by a tail call (so no register to
+ * save); a failed commit restarts it.  A nested block has nothing to do:
+ * its transaction is the outermost one's.  No test of the checkpoint on
+ * the fast path: the descriptor kept in the block is nested_marker for a
+ * nested block (bare_end_small), and a live outermost one holds it.
  */
 /* GCC: no cross-jumping, which merges the two-line commit's tail into the
  * one-line one's at the cost of a jump on the two-line path. */
@@ -343,17 +372,15 @@ static inline __attribute__((always_inline)) void bare_done(void *a,
 END_STRAIGHT void tm__block_end(struct tm__atomic *a)
 {
 	static const struct ltx_commit_exits exits = {
-		.small = end_small,
+		.small = bare_end_small,
 		.lone = end_lone,
 		.revalidate = end_revalidate,
 		.full = end_full,
 		.many = end_many,
 		.done = bare_done,
 	};
-	struct ltx_tx *tx = ltx_self;
 
-	if (ltx_likely(tx->checkpoint == checkpoint_of(a)))
-		(void)ltx_tx_fast_commit_then(tx, &exits, a);
+	(void)ltx_tx_fast_commit_then(a->tm__link[0], &exits, a);
 }
 
 /*

@@ -235,8 +235,8 @@ struct ltx_checkpoint {
 	const struct ltx_checkpoint_ops *ops;
 	/* The stack pointer of the block's frame: a jump to this frame or an
 	 * outer one leaves the block (rt/jump.h).  With LTX_CHECKPOINT_BARE
-	 * set, a bare checkpoint: ops is not set (read both through the
-	 * functions below). */
+	 * set, a bare checkpoint: ops is not the ops (it is its owner's to
+	 * use; read both through the functions below). */
 	uintptr_t sp;
 };
 

@@ -495,10 +495,19 @@ ltx_tx_fast_commit_then(struct ltx_tx *tx, const struct ltx_commit_exits *out,
 	if (ltx_unlikely(ltx_word_changed((const uintptr_t *)&tx->status_slow,
 					  LTX_LIVE_PLAIN)))
 		return out->small(ctx, tx);
-	assert(cd->limit != 0);
-	n = (uintptr_t)cd->ws_next - (uintptr_t)w;
-	if (ltx_unlikely(n != 0))
+	/* limit 0 only if a signal handler doomed it since the test (it
+	 * clears limit, then sets status DOOMED): a read-only commit then
+	 * ends it as committed all the same (its reads were valid at the
+	 * snapshot), an update's commit point fails. */
+	assert(cd->limit != 0 ||
+	       __atomic_load_n(&tx->status, __ATOMIC_RELAXED) != LTX_ACTIVE);
+	/* Read-only: one compare with the write set's end in memory (read
+	 * again on the update path, which needs it). */
+	if (ltx_unlikely(ltx_word_changed((const uintptr_t *)&cd->ws_next,
+					  (uintptr_t)w))) {
+		n = (uintptr_t)cd->ws_next - (uintptr_t)w;
 		return ltx_tx_fast_commit_words(tx, w, n, out, ctx);
+	}
 	/* Read-only: every read was valid at the snapshot when made. */
 	cd->rs_next = cd->rs_base;
 	cd->limit = 0;
