@@ -110,6 +110,7 @@ struct waiter {
 struct batch {
 	struct batch *next;
 	unsigned n;	     /* blocks */
+	unsigned check;	     /* n at which to look at sealing (open) */
 	unsigned nwait;	     /* waiters still running */
 	size_t bytes;	     /* sum of the blocks' sizes */
 	struct waiter *wait; /* malloc'd; NULL if none */
@@ -131,9 +132,14 @@ struct log {
 };
 
 struct ltx_mem_thread {
+	struct log allocs, frees;
+	/* allocs.cap and frees.cap with the jemalloc backend, 0 with libc:
+	 * the fast paths' bounds (one compare for room and backend). */
+	size_t allocs_fast, frees_fast;
 	struct batch *open;  /* filling: frees committed, not yet sealed */
 	struct batch *first; /* sealed, waiting for their grace period */
-	struct log allocs, frees;
+	/* allocations since the last reclaim (counted while first != NULL:
+	 * a transaction's at its end, others as they are made) */
 	unsigned since_reclaim;
 };
 
@@ -293,6 +299,15 @@ static inline bool log_push(struct log *l, void *p, size_t size)
 	return true;
 }
 
+/* Set the fast paths' bounds after a log may have grown. */
+static void fast_bounds(struct ltx_mem_thread *m)
+{
+	bool fast = ltx_alloc_backend == LTX_ALLOC_JEMALLOC;
+
+	m->allocs_fast = fast ? m->allocs.cap : 0;
+	m->frees_fast = fast ? m->frees.cap : 0;
+}
+
 /* Forget the log; under AddressSanitizer, leaving no copy of its
  * pointers (LeakSanitizer would count a released block as reachable). */
 static void log_clear(struct log *l)
@@ -307,11 +322,21 @@ static void log_clear(struct log *l)
 static void release_blocks(struct ltx_tx *tx, struct ltx_mem_thread *m,
 			   const struct block *b, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (b[i].release != NULL)
-			b[i].release(b[i].p, b[i].size);
-		else
-			ltx_alloc_free(b[i].p, b[i].size);
+	/* The backend is fixed: asked once per batch, not per block. */
+	if (ltx_likely(ltx_alloc_backend == LTX_ALLOC_JEMALLOC)) {
+		for (size_t i = 0; i < n; i++) {
+			if (ltx_unlikely(b[i].release != NULL))
+				b[i].release(b[i].p, b[i].size);
+			else
+				ltx_je_sdallocx(b[i].p, b[i].size, 0);
+		}
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			if (b[i].release != NULL)
+				b[i].release(b[i].p, b[i].size);
+			else
+				ltx_alloc_free_slow(b[i].p, b[i].size);
+		}
 	}
 	tx->stats.mem_freed_blocks += n;
 }
@@ -471,6 +496,51 @@ static void release_now(struct ltx_mem_thread *m, void *p, size_t size,
 }
 
 /*
+ * Blocks were added to the open batch b: seal it when it is full or holds
+ * BATCH_BYTES, or when the pending bytes exceed the limit (looked at
+ * every BATCH_BLOCKS / 8 blocks: above the limit, batches are sealed,
+ * and reclamation tried, 8 times as often).  b->check is the next count
+ * to look at, so that the common case is two compares.
+ */
+static __attribute__((noinline)) void
+seal_due(struct ltx_tx *tx, struct ltx_mem_thread *m, struct batch *b)
+{
+	if (b->n >= BATCH_BLOCKS || b->bytes >= BATCH_BYTES ||
+	    __atomic_load_n(&sealed_bytes, __ATOMIC_RELAXED) + b->bytes >
+		    __atomic_load_n(&ltx_config.mem_limit, __ATOMIC_RELAXED)) {
+		/* If there is no memory for the record, b stays open with
+		 * check <= n: sealing is tried again at the next free. */
+		seal(tx, m);
+		return;
+	}
+	b->check = (b->n / (BATCH_BLOCKS / 8) + 1) * (BATCH_BLOCKS / 8);
+}
+
+static inline void maybe_seal(struct ltx_tx *tx, struct ltx_mem_thread *m,
+			      struct batch *b)
+{
+	if (ltx_unlikely(b->n >= b->check) ||
+	    ltx_unlikely(b->bytes >= BATCH_BYTES))
+		seal_due(tx, m, b);
+}
+
+/* A new open batch, or NULL (no memory). */
+static struct batch *open_batch(struct ltx_mem_thread *m)
+{
+	struct batch *b = malloc(sizeof(*b));
+
+	if (b == NULL)
+		return NULL;
+	b->n = 0;
+	b->check = BATCH_BLOCKS / 8;
+	b->bytes = 0;
+	b->nwait = 0;
+	b->wait = NULL;
+	m->open = b;
+	return b;
+}
+
+/*
  * A committed free: the block joins the open batch.  Returns false,
  * doing nothing, if there is no memory for a batch.
  */
@@ -484,25 +554,15 @@ static bool defer(struct ltx_tx *tx, struct ltx_mem_thread *m, void *p,
 		b = m->open;
 	}
 	if (b == NULL || b->n == BATCH_BLOCKS) {
-		b = b == NULL ? malloc(sizeof(*b)) : NULL;
+		b = b == NULL ? open_batch(m) : NULL;
 		if (b == NULL)
 			return false;
-		b->n = 0;
-		b->bytes = 0;
-		b->nwait = 0;
-		b->wait = NULL;
-		m->open = b;
 	}
 	b->blocks[b->n++] = (struct block){ p, size, release };
 	b->bytes += size;
 	tx->stats.mem_pending_bytes += size;
 	tx->stats.mem_pending_blocks++;
-	/* Above the limit, seal (and try to reclaim) 8 times as often. */
-	if (b->n == BATCH_BLOCKS || b->bytes >= BATCH_BYTES ||
-	    (b->n % (BATCH_BLOCKS / 8) == 0 &&
-	     __atomic_load_n(&sealed_bytes, __ATOMIC_RELAXED) + b->bytes >
-		     __atomic_load_n(&ltx_config.mem_limit, __ATOMIC_RELAXED)))
-		seal(tx, m);
+	maybe_seal(tx, m, b);
 	return true;
 }
 
@@ -520,29 +580,29 @@ static void free_after_grace(struct ltx_tx *tx, struct ltx_mem_thread *m,
 }
 
 /*
- * The transaction that allocated or freed ended (tx.c calls this for the
- * slow bit LTX_SLOW_MEM, after the transaction is over).  Committed: the
- * frees take effect, the allocations are kept.  Aborted: the frees are
- * forgotten, the allocations released (no other thread can have seen
- * them: they were only in buffered stores).
+ * The committed frees of a transaction, one at a time: free_after_grace
+ * for each (debug builds check each block here).
  */
-void ltx_mem_end(struct ltx_tx *tx, bool committed)
+static __attribute__((noinline)) void committed_frees(struct ltx_tx *tx,
+						      struct ltx_mem_thread *m)
 {
-	struct ltx_mem_thread *m = tx->mem;
-
-	if (committed) {
-		log_clear(&m->allocs);
-		for (size_t i = 0; i < m->frees.n; i++) {
-			/* Debug builds: the block stops being live only now
-			 * that its free has committed (a block freed twice by
-			 * this transaction is reported here). */
-			check_and_forget(m->frees.b[i].p);
-			free_after_grace(tx, m, m->frees.b[i].p,
-					 m->frees.b[i].size, NULL);
-		}
-		log_clear(&m->frees);
-		return;
+	for (size_t i = 0; i < m->frees.n; i++) {
+		/* Debug builds: the block stops being live only now that its
+		 * free has committed (a block freed twice by this
+		 * transaction is reported here). */
+		check_and_forget(m->frees.b[i].p);
+		free_after_grace(tx, m, m->frees.b[i].p, m->frees.b[i].size,
+				 NULL);
 	}
+	log_clear(&m->frees);
+}
+
+/* An aborted transaction: its frees are forgotten, its allocations
+ * released (no other thread can have seen them: they were only in
+ * buffered stores). */
+static __attribute__((noinline)) void ended_aborted(struct ltx_tx *tx,
+						    struct ltx_mem_thread *m)
+{
 	log_clear(&m->frees);
 	for (size_t i = 0; i < m->allocs.n; i++) {
 		void *p = m->allocs.b[i].p;
@@ -553,6 +613,88 @@ void ltx_mem_end(struct ltx_tx *tx, bool committed)
 	}
 	tx->stats.mem_freed_blocks += m->allocs.n;
 	log_clear(&m->allocs);
+}
+
+/*
+ * A committed transaction's frees (n of them, n != 0), each logged with
+ * its block's size, join the open batch at once when it has room for them
+ * all; else (or in debug builds, which check each block) one at a time.
+ */
+static inline __attribute__((always_inline)) void
+frees_to_batch(struct ltx_tx *tx, struct ltx_mem_thread *m, size_t n)
+{
+	struct batch *b = m->open;
+	const struct entry *e = m->frees.b;
+	struct block *d;
+	size_t bytes = 0;
+
+#ifndef LTX_DEBUG
+	if (ltx_unlikely(b == NULL) || ltx_unlikely(n > BATCH_BLOCKS - b->n))
+#endif
+	{
+		committed_frees(tx, m);
+		return;
+	}
+	d = &b->blocks[b->n];
+	if (ltx_likely(n == 1)) {
+		/* The common case, straight. */
+		bytes = e->size;
+		*d = (struct block){ e->p, bytes, NULL };
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			d[i] = (struct block){ e[i].p, e[i].size, NULL };
+			bytes += e[i].size;
+		}
+	}
+	b->n += (unsigned)n;
+	b->bytes += bytes;
+	tx->stats.mem_pending_bytes += bytes;
+	tx->stats.mem_pending_blocks += n;
+	log_clear(&m->frees);
+	maybe_seal(tx, m, b);
+}
+
+/*
+ * ltx_mem_end's uncommon cases: an abort, and batches pending (the
+ * transaction's allocations count towards trying reclamation, every
+ * RECLAIM_EVERY allocations).
+ */
+static __attribute__((noinline)) void
+mem_end_slow(struct ltx_tx *tx, struct ltx_mem_thread *m, bool committed)
+{
+	if (m->first != NULL) {
+		m->since_reclaim += (unsigned)m->allocs.n;
+		if (m->since_reclaim >= RECLAIM_EVERY)
+			reclaim(tx, m);
+	}
+	if (!committed) {
+		ended_aborted(tx, m);
+		return;
+	}
+	log_clear(&m->allocs);
+	if (m->frees.n != 0)
+		frees_to_batch(tx, m, m->frees.n);
+}
+
+/*
+ * The transaction that allocated or freed ended (tx.c calls this for the
+ * slow bit LTX_SLOW_MEM, after the transaction is over).  Committed: the
+ * frees take effect, the allocations are kept.  Aborted: the frees are
+ * forgotten, the allocations released.  The common case is a commit with
+ * no batch pending.
+ */
+void ltx_mem_end(struct ltx_tx *tx, bool committed)
+{
+	struct ltx_mem_thread *m = tx->mem;
+	size_t n = m->frees.n;
+
+	if (ltx_unlikely(!committed) || ltx_unlikely(m->first != NULL)) {
+		mem_end_slow(tx, m, committed);
+		return;
+	}
+	log_clear(&m->allocs);
+	if (n != 0)
+		frees_to_batch(tx, m, n);
 }
 
 /* Have ltx_mem_end run when the current transaction ends. */
@@ -610,8 +752,10 @@ void *ltx_mem_alloc(size_t size, size_t align, bool zero)
 		 * this transaction, or its abort, need not look the size
 		 * up; 0 (look it up) for an aligned block, whose size class
 		 * depends on the alignment too. */
-		if (ltx_unlikely(
-			    !log_push(&m->allocs, p, align == 0 ? size : 0))) {
+		bool logged = log_push(&m->allocs, p, align == 0 ? size : 0);
+
+		fast_bounds(m);
+		if (ltx_unlikely(!logged)) {
 			/* No memory to log the block: give it back now; the
 			 * transaction is doomed (TM_ABORT_NOMEM) if it was
 			 * not already. */
@@ -624,7 +768,9 @@ void *ltx_mem_alloc(size_t size, size_t align, bool zero)
 			errno = ENOMEM;
 			return NULL;
 		}
+		/* Counted for reclamation when the transaction ends. */
 		log_transaction(tx);
+		return p;
 	}
 	if (ltx_unlikely(m->first != NULL) &&
 	    ++m->since_reclaim >= RECLAIM_EVERY)
@@ -635,12 +781,17 @@ void *ltx_mem_alloc(size_t size, size_t align, bool zero)
 /*
  * tm_malloc: its common case (a thread with memory state, the jemalloc
  * backend, a running transaction whose allocation log has room) costs the
- * jemalloc call and a few stores.  The log entry is filled before that
- * call, so that only the entry's address lives across it; a failed
- * allocation takes the entry back.  The entry's block pointer is written
- * only after the call, but nothing reads the log meanwhile: it is this
- * thread's own, read only by this thread's tm_free and transaction end,
- * jemalloc calls no code of ltx, and its malloc has no cancellation
+ * jemalloc call and a few stores: one compare tells room and backend
+ * (allocs_fast), and the size goes to jemalloc as asked (jemalloc rounds
+ * it up, returns NULL for a size it cannot serve, and gives a block for
+ * 0; an entry's size 0 means "look it up", and sdallocx takes the asked
+ * size).  Reclamation is not tried here: the transaction's allocations
+ * are counted for it when it ends (ltx_mem_end).  The log entry is filled
+ * before the call, so that only the entry's address lives across it; a
+ * failed allocation takes the entry back.  The entry's block pointer is
+ * written only after the call, but nothing reads the log meanwhile: it is
+ * this thread's own, read only by this thread's tm_free and transaction
+ * end, jemalloc calls no code of ltx, and its malloc has no cancellation
  * point (a signal handler may not call tm_malloc or end the transaction
  * from inside it: jemalloc is not async-signal-safe).
  */
@@ -663,22 +814,14 @@ void *ltx_mem_malloc(size_t size)
 	struct ltx_tx *tx = ltx_self;
 	struct ltx_mem_thread *m = tx->mem;
 	struct entry *e;
+	size_t n;
 	void *p;
 
-	/* size - 1 < SIZE_MAX - 7: neither 0 nor too large to round.  When
-	 * batches are pending, the allocation that is due to try to reclaim
-	 * them takes ltx_mem_alloc, which counts it and reclaims. */
-	if (ltx_likely(m != NULL && ltx_alloc_backend == LTX_ALLOC_JEMALLOC &&
-		       size - 1 < SIZE_MAX - 7 && status_of(tx) == LTX_ACTIVE &&
-		       m->allocs.n != m->allocs.cap &&
-		       (ltx_likely(m->first == NULL) ||
-			m->since_reclaim < RECLAIM_EVERY - 1))) {
-		if (m->first != NULL)
-			m->since_reclaim++;
-		/* Whole words: as in ltx_mem_alloc. */
-		size = (size + 7) & ~(size_t)7;
-		e = &m->allocs.b[m->allocs.n++];
-		/* The size asked for: as in ltx_mem_alloc. */
+	if (ltx_likely(m != NULL) &&
+	    ltx_likely((n = m->allocs.n) < m->allocs_fast) &&
+	    ltx_likely(status_of(tx) == LTX_ACTIVE)) {
+		e = &m->allocs.b[n];
+		m->allocs.n = n + 1;
 		e->size = size;
 		tx->stats.mem_alloc_blocks++;
 		log_transaction(tx);
@@ -743,64 +886,92 @@ static inline size_t unpublished(struct ltx_mem_thread *m, void *p)
 	return 0;
 }
 
+static __attribute__((noinline)) void free_slow(void *p);
+
+#ifndef LTX_DEBUG
+/*
+ * ltx_mem_free's block of an earlier transaction whose lines the inline path
+ * did not take (more than one line, a line held already, no room in the
+ * write set): take them all (as free_slow), then log the free.
+ */
+static __attribute__((noinline)) void free_lines(struct ltx_tx *tx, void *p,
+						 size_t size)
+{
+	struct ltx_mem_thread *m = tx->mem;
+
+	if (!take_lines(tx, p, size))
+		return; /* doomed: the free will not happen */
+	/* The log has room: ltx_mem_free saw it, and nothing but this
+	 * thread touches it. */
+	m->frees.b[m->frees.n++] = (struct entry){ .p = p, .size = size };
+	log_transaction(tx);
+}
+#endif
+
 /*
  * tm_free's common cases, for the jemalloc backend in a running
  * transaction: the block the transaction allocated last (a block is
  * usually freed soon after it is allocated, if at all), and, when the
- * transaction allocated nothing, a block of an earlier transaction.
- * Anything else takes free_slow, which does the same in general.
- * Returns false for free_slow.
+ * transaction allocated nothing or one other block, a block of an earlier
+ * transaction.
+ * Anything else takes free_slow, which does the same in general.  Only
+ * p lives across the size lookup (the descriptor is read again after
+ * it), and every other call is a tail call, so the path saves one
+ * register.
  */
-static inline __attribute__((always_inline)) bool free_fast(void *p)
+void ltx_mem_free(void *p)
 {
 #ifndef LTX_DEBUG
 	struct ltx_tx *tx = ltx_self;
 	struct ltx_mem_thread *m = tx->mem;
+	struct entry *e;
 	size_t n, size;
 
-	if (ltx_unlikely(m == NULL || ltx_alloc_backend != LTX_ALLOC_JEMALLOC ||
-			 status_of(tx) != LTX_ACTIVE))
-		return false;
+	if (ltx_unlikely(p == NULL || m == NULL || status_of(tx) != LTX_ACTIVE))
+		goto slow;
 	n = m->allocs.n;
 	if (n != 0) {
-		/* Unpublished: as in free_slow.  Its entry leaves the log,
-		 * so neither commit nor abort sees the block again. */
-		size = m->allocs.b[n - 1].size;
-		if (m->allocs.b[n - 1].p != p || size == 0)
-			return false;
-		m->allocs.n = n - 1;
-		tx->stats.mem_freed_blocks++;
-		ltx_je_sdallocx(p, size, 0);
-		return true;
+		e = &m->allocs.b[n - 1];
+		if (e->p == p) {
+			/* Unpublished: as in free_slow.  Its entry leaves the
+			 * log, so neither commit nor abort sees the block
+			 * again.  With the libc backend (allocs_fast 0) the
+			 * block is libc's: free_slow. */
+			size = e->size;
+			if (size == 0 || m->allocs_fast == 0)
+				goto slow;
+			m->allocs.n = n - 1;
+			tx->stats.mem_freed_blocks++;
+			ltx_je_sdallocx(p, size, 0);
+			return;
+		}
+		/* The only block the transaction allocated is another one:
+		 * p is a block of an earlier transaction (a transaction that
+		 * replaces a block by a new one).  Else free_slow searches
+		 * the log. */
+		if (n != 1)
+			goto slow;
 	}
-	if (ltx_unlikely(m->frees.n == m->frees.cap))
-		return false;
+	if (ltx_unlikely(m->frees.n >= m->frees_fast))
+		goto slow;
 	size = ltx_je_sallocx(p, 0);
+	tx = ltx_self;
 	/* The lines of the block in E, marked to get a new version (as in
 	 * free_slow): a block within one line takes it inline. */
-	if (ltx_likely(((uintptr_t)p & LTX_LINE_MASK) + (size & ~(size_t)7) <=
-		       LTX_LINE_SIZE) &&
-	    ltx_likely(ltx_tx_fast_take_bumped(tx, p)))
-		;
-	else if (!take_lines(tx, p, size))
-		return true; /* doomed: the free will not happen */
-	/* The lines are ours, the log has room (nothing but this thread
+	if (ltx_unlikely(((uintptr_t)p & LTX_LINE_MASK) + size >
+			 LTX_LINE_SIZE) ||
+	    ltx_unlikely(!ltx_tx_fast_take_bumped(tx, p))) {
+		free_lines(tx, p, size);
+		return;
+	}
+	/* The line is ours, the log has room (nothing but this thread
 	 * touches it). */
+	m = tx->mem;
 	m->frees.b[m->frees.n++] = (struct entry){ .p = p, .size = size };
 	log_transaction(tx);
-	return true;
-#else
-	(void)p;
-	return false;
+	return;
+slow:
 #endif
-}
-
-static __attribute__((noinline)) void free_slow(void *p);
-
-void ltx_mem_free(void *p)
-{
-	if (ltx_likely(p != NULL) && ltx_likely(free_fast(p)))
-		return;
 	free_slow(p);
 }
 
@@ -871,6 +1042,7 @@ static void free_slow(void *p)
 	/* The lines are ours: no other free of p can be under way.  The
 	 * block stays live (debug builds) until the free commits. */
 	if (ltx_likely(log_push(&m->frees, p, size))) {
+		fast_bounds(m);
 		log_transaction(tx);
 		return;
 	}
@@ -945,6 +1117,7 @@ void ltx_mem_thread_exit(struct ltx_tx *tx)
 	free(m->frees.b);
 	m->allocs = (struct log){ 0 };
 	m->frees = (struct log){ 0 };
+	fast_bounds(m);
 }
 
 void ltx_mem_fork_child(struct ltx_tx *tx)

@@ -226,6 +226,125 @@ START_TEST(test_doomed_reader_never_sees_freed_block)
 }
 END_TEST
 
+/*
+ * tm_malloc in a transaction passes a size to the allocator as asked: 0
+ * gives a block, a size no allocator can serve gives NULL with ENOMEM and
+ * leaves the transaction live, 13 gives 13 usable bytes; each goes back
+ * with the right size whether the transaction frees it, commits or
+ * aborts.
+ */
+START_TEST(test_odd_sizes_in_a_transaction)
+{
+	int64_t before;
+	char *a, *b, *c;
+
+	/* A free by a later transaction: the frees below find the log made
+	 * and take tm_free's common paths. */
+	a = tm_malloc(1);
+	(void)tm_lt(&slot);
+	tm_free(a);
+	ck_assert(tm_commit());
+	tm_mem_flush();
+	before = live_blocks();
+	(void)tm_lt(&slot);
+	a = tm_malloc(0);
+	errno = 0;
+	ck_assert_ptr_null(tm_malloc(SIZE_MAX));
+	ck_assert_int_eq(errno, ENOMEM);
+	b = tm_malloc(13);
+	c = tm_malloc(13);
+	ck_assert(a && b && c);
+	memset(b, 1, 13);
+	memset(c, 2, 13);
+	tm_free(a); /* not the last allocated */
+	tm_free(c); /* the last allocated */
+	ck_assert(tm_commit());
+	ck_assert_int_eq(live_blocks(), before + 1);
+	ck_assert_int_eq(b[12], 1);
+	(void)tm_lt(&slot);
+	a = tm_malloc(0);
+	c = tm_malloc(13);
+	ck_assert(a && c);
+	tm_abort();
+	ck_assert_int_eq(live_blocks(), before + 1);
+	/* Replace b by a new block, then free that one alone. */
+	(void)tm_lt(&slot);
+	c = tm_malloc(13);
+	ck_assert_ptr_nonnull(c);
+	tm_free(b);
+	ck_assert(tm_commit());
+	ck_assert_uint_eq(stats().pending_blocks, 1);
+	(void)tm_lt(&slot);
+	tm_free(c);
+	ck_assert(tm_commit());
+	tm_mem_flush();
+	ck_assert_int_eq(live_blocks(), before);
+	ck_assert_uint_eq(stats().pending_blocks, 0);
+}
+END_TEST
+
+/*
+ * A block of several lines, freed by a later transaction than the one
+ * that allocated it: every line gets a new version, so a reader with an
+ * older snapshot is doomed on its last line as on its first.
+ */
+static char *big;
+static uintptr_t big_ref, big_fresh;
+static long big_tm_value;
+static bool big_reader_committed;
+
+static void big_reader_takes_ref(void *arg)
+{
+	/* The newest version there is: the snapshot is now, newer than any
+	 * version the block's lines had before the free. */
+	ck_assert_uint_eq(tm_lt(&big_fresh), 1);
+	ck_assert_ptr_eq((void *)tm_lt(&big_ref), big);
+	ck_assert(tm_validate());
+}
+
+static void big_reader_reads_last_line(void *arg)
+{
+	big_tm_value = (long)tm_lt((uintptr_t *)(big + 192));
+	big_reader_committed = tm_commit();
+}
+
+START_TEST(test_free_of_several_lines_dooms_older_reader)
+{
+	struct ltx_test_peer reader;
+	uint64_t pending;
+
+	/* A free by a later transaction first: the free below then finds
+	 * the log made and takes tm_free's common path. */
+	big = tm_malloc(200);
+	(void)tm_lt(&slot);
+	tm_free(big);
+	ck_assert(tm_commit());
+	big = tm_malloc(200);
+	ck_assert_ptr_nonnull(big);
+	memset(big, 5, 200);
+	big_ref = (uintptr_t)big;
+	tm_mem_flush();
+	pending = stats().pending_blocks;
+	tm_st(&big_fresh, 1);
+	ck_assert(tm_commit());
+	ltx_test_peer_start(&reader);
+	ltx_test_peer_run(&reader, big_reader_takes_ref, NULL);
+	/* Unlink and free the block, in one transaction. */
+	ck_assert_ptr_eq((void *)tm_ltx(&big_ref), big);
+	tm_st(&big_ref, 0);
+	tm_free(big);
+	ck_assert(tm_commit());
+	tm_mem_flush();
+	ck_assert_uint_eq(stats().pending_blocks, pending + 1);
+	ltx_test_peer_run(&reader, big_reader_reads_last_line, NULL);
+	ltx_test_peer_stop(&reader);
+	ck_assert_int_eq(big_tm_value, 0); /* doomed: the load read nothing */
+	ck_assert(!big_reader_committed);
+	tm_mem_flush();
+	ck_assert_uint_eq(stats().pending_blocks, pending);
+}
+END_TEST
+
 /* A sorted linked list of tm_malloc'd nodes, with a sentinel head. */
 struct node {
 	long key;
@@ -485,6 +604,8 @@ int main(void)
 	tcase_add_test(tc, test_alloc_in_committed_transaction_is_kept);
 	tcase_add_test(tc, test_free_in_aborted_transaction_keeps_block);
 	tcase_add_test(tc, test_doomed_reader_never_sees_freed_block);
+	tcase_add_test(tc, test_odd_sizes_in_a_transaction);
+	tcase_add_test(tc, test_free_of_several_lines_dooms_older_reader);
 #ifdef LTX_DEBUG
 	tcase_add_test_raise_signal(tc, test_double_free_is_reported, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_foreign_pointer_is_reported,
