@@ -36,7 +36,7 @@ extern "C" {
  * what every load reads. */
 struct tm__hot {
 	int status;
-	unsigned cause;
+	uint32_t slow;
 	uint64_t tx_id;
 	uintptr_t limit;
 	uintptr_t *orecs;
@@ -55,8 +55,8 @@ struct tm__wentry {
 	uintptr_t line;
 	uintptr_t *orec;
 	uintptr_t old_version;
-	uint32_t next;
 	uint32_t flags;
+	uint32_t next;
 	uint32_t head;
 	uint32_t owner;
 	uintptr_t single_addr;
@@ -79,6 +79,9 @@ struct tm__head {
 #define TM__IDLE	0
 #define TM__ACTIVE	1
 #define TM__SERIAL_EXCL 1 /* src/tx/serial.h */
+/* Where the descriptor keeps cause (TM_ABORT_* bits while doomed), which
+ * a begin clears: past the two lines above (src/tx/desc.h checks it). */
+#define TM__CAUSE_OFFSET 196
 
 /* The library's tm_lt of the aligned word at addr once the inline code has
  * read v from its ownership record and found it at or above the limit of
@@ -193,7 +196,7 @@ not_below:
 	 * the synchronization argument of each step). */
 	limit = tx->snapshot + 1;
 	tx->hot.limit = limit;
-	tx->hot.cause = 0;
+	*(unsigned *)((char *)tx + TM__CAUSE_OFFSET) = 0;
 	/* Release: tm_free's grace periods (src/tx/mem.c). */
 	tm__owner_add(&tx->hot.tx_id, 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

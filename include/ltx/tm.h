@@ -173,7 +173,7 @@ int tm_stats_get(struct tm_stats *out);
 /*
  * The restart point, one of three kinds (TM__JMP_KIND, which the block
  * tells the library):
- *  2: x86-64 (LP64) with GCC or Clang: tm__atomic_enter, which is the block's
+ *  2: x86-64 (LP64) with GCC or Clang: tm__block_enter, which is the block's
  *     begin and its setjmp in one call (returns_twice: the compiler keeps
  *     nothing in registers across it but what it saves, the callee-saved
  *     registers and the stack pointer; no signal mask, no pointer
@@ -210,17 +210,32 @@ typedef jmp_buf tm__jmp_buf;
 
 struct tm__atomic {
 	void *tm__link[2];   /* ltx's checkpoint (private) */
-	int tm__state;	     /* private: 0 once the block is over */
+	int tm__state;	     /* private (kinds 0 and 1: 0 once over) */
 	int tm__kind;	     /* private: TM__JMP_KIND */
 	tm__jmp_buf tm__buf; /* the restart point */
 };
 
 struct tm__atomic *tm__atomic_begin(struct tm__atomic *a, int kind);
-struct tm__atomic *tm__atomic_enter(struct tm__atomic *a)
-	__attribute__((returns_twice));
 void tm__atomic_end(struct tm__atomic *a);
 void tm__atomic_restarted(struct tm__atomic *a);
 void tm__atomic_left(struct tm__atomic *a);
+
+#if TM__JMP_KIND == 2
+/* Called straight through the GOT where the compiler can (no PLT stub:
+ * one jump less per call, and these are called per block). */
+#if defined(__has_attribute)
+#if __has_attribute(noplt)
+#define TM__NOPLT __attribute__((noplt))
+#endif
+#endif
+#ifndef TM__NOPLT
+#define TM__NOPLT
+#endif
+void *tm__block_enter(struct tm__atomic *a)
+	__attribute__((returns_twice)) TM__NOPLT;
+void tm__block_end(struct tm__atomic *a) TM__NOPLT;
+void tm__block_left(struct tm__atomic *a);
+#endif
 
 /* Scope exit: nothing to do after the loop ended the block; out of line
  * only when the body was left early (break, return, goto, an unwind).
@@ -245,19 +260,32 @@ tm__atomic_cleanup(struct tm__atomic *a)
 #define TM_ATOMIC TM_ATOMIC_is_C_only_see_TM_ATOMIC_3;
 #endif
 #elif TM__JMP_KIND == 2
+/* Scope exit of an x86-64 block: tm__b is NULL once the loop is over
+ * (the compiler knows it there, and drops the test), else the body was
+ * left early. */
+static inline __attribute__((always_inline)) void
+tm__block_cleanup(struct tm__atomic **b)
+{
+	if (__builtin_expect(*b != NULL, 0))
+		tm__block_left(*b);
+}
+
 /*
- * One call per block (in the declaration: tm__b only holds what it
- * returns) begins it and is its restart point: a restart returns from it
- * again, the failed transaction already ended, with the block's state
- * set to run the body again or (after tm_abort()) to leave.  end commits
- * the block and sets its state to 0.  No initializer zero-fills the
- * block: begin sets what is read.
+ * One call per block (in the declaration) begins it and is its restart
+ * point: it returns non-NULL to run the body, NULL to skip it (after
+ * tm_abort(), or where no transaction can run), and a restart returns
+ * from it again, the failed transaction already ended.  tm__b holds the
+ * block while the body runs: not the block's state in memory, so the
+ * loop reads nothing back.  end commits the block (a failed commit
+ * restarts it, so end returns only when the block is over), and
+ * tm__b = NULL then ends the loop without a test.  No initializer
+ * zero-fills the block: begin sets what is read.
  */
 #define TM_ATOMIC                                                              \
-	for (struct tm__atomic tm__a                                           \
-	     __attribute__((cleanup(tm__atomic_cleanup))),                     \
-	     *tm__b[1] __attribute__((unused)) = { tm__atomic_enter(&tm__a) }; \
-	     tm__a.tm__state != 0; tm__atomic_end(&tm__a))
+	for (struct tm__atomic tm__a,                                          \
+	     *tm__b __attribute__((cleanup(tm__block_cleanup))) =              \
+		     tm__block_enter(&tm__a) != NULL ? &tm__a : NULL;          \
+	     tm__b != NULL; tm__block_end(&tm__a), tm__b = NULL)
 #else
 /*
  * One begin per block (in the declaration: tm__b only holds what it

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/atomic-offsets.h"
 #include "rt/jump.h"
 #include "rt/unwind.h"
 #include "tx/desc.h"
@@ -18,7 +19,8 @@
  * the ltx_checkpoint the descriptor points to while it is the outermost
  * block, and the macro's setjmp saved the restart point in tm__buf.
  *
- * Block states (tm__state; the loop runs while it is not BLOCK_DONE; the
+ * Block states of kinds 0 and 1 (x86-64's, kind 2: below) (tm__state;
+ * the loop runs while it is not BLOCK_DONE; the
  * block's address is passed to every call, so it lives in memory and is
  * read again after each, the jump back included): the for-loop calls
  * begin once, end after each run of the body; a restart longjmps into the
@@ -48,17 +50,30 @@ static struct tm__atomic *block_of(struct ltx_checkpoint *cp)
 	return (struct tm__atomic *)(void *)cp;
 }
 
-/* The x86-64 restart point (api/atomic-x86_64.S): tm__atomic_enter saves
- * it at this offset and goes on into ltx_atomic_begin; ltx_atomic_resume
- * jumps back to it through ltx_atomic_landed. */
-#define ENTER_KIND 2
+/*
+ * The x86-64 restart point (api/atomic-x86_64.S; TM__JMP_KIND 2):
+ * tm__block_enter saves it in the block and begins the block (the
+ * outermost one itself, the others by ltx_block_begin_slow);
+ * ltx_atomic_resume jumps back to it through
+ * ltx_atomic_landed.  Its checkpoint is bare (tx/desc.h): enter stores
+ * the stack pointer with LTX_CHECKPOINT_BARE set, and no ops.
+ *
+ * Such a block's state (tm__state) is not what the loop reads (the macro
+ * keeps enter's answer in a variable of its own), so the common path
+ * stores none: the block is the outermost one while the descriptor's
+ * checkpoint is its own; BLOCK_NESTED marks one begun inside another;
+ * a restart sets BLOCK_RESTART or BLOCK_LEAVE, and BLOCK_DONE is set when
+ * the block is over some other way than its end (left, tm_abort).
+ */
 _Static_assert(offsetof(struct tm__atomic, tm__buf) == 24 &&
 		       offsetof(struct ltx_checkpoint, sp) == 8,
 	       "api/atomic-x86_64.S's BUF and SP");
 _Static_assert(sizeof(((struct tm__atomic *)0)->tm__buf) >= 7 * sizeof(void *),
 	       "room for the x86-64 restart point");
-struct tm__atomic *ltx_atomic_begin(struct tm__atomic *a);
-struct tm__atomic *ltx_atomic_landed(struct tm__atomic *a);
+_Static_assert(offsetof(struct ltx_tx, checkpoint) == LTX_TX_CHECKPOINT,
+	       "api/atomic-offsets.h: the descriptor's checkpoint moved");
+void *ltx_block_begin_slow(struct tm__atomic *a, struct ltx_tx *tx);
+void *ltx_atomic_landed(struct tm__atomic *a);
 void ltx_atomic_resume(struct tm__atomic *a) __attribute__((noreturn));
 
 /* The checkpoint's restart: back into the block (from the tx layer, or
@@ -82,8 +97,8 @@ static const struct ltx_checkpoint_ops block_ops = {
 	.left = NULL, /* the block's frame is gone: nothing to forget */
 };
 
-/* The same for the x86-64 restart point: the block's kind is its ops. */
-static void enter_restart(struct ltx_checkpoint *cp, unsigned cause)
+/* The same for the x86-64 restart point (a bare checkpoint). */
+static void bare_restart(struct ltx_checkpoint *cp, unsigned cause)
 {
 	struct tm__atomic *a = block_of(cp);
 
@@ -93,9 +108,17 @@ static void enter_restart(struct ltx_checkpoint *cp, unsigned cause)
 	ltx_atomic_resume(a); /* lands in ltx_atomic_landed */
 }
 
-static const struct ltx_checkpoint_ops enter_ops = {
-	.restart = enter_restart,
-	.left = NULL,
+/* The transaction layer let go of the block (ltx_tx_leave_block: an
+ * unwind, or a jump about to leave it, while its frame is still there):
+ * it is over, so that its scope exit (tm__block_left) does nothing more. */
+static void bare_left(struct ltx_checkpoint *cp)
+{
+	block_of(cp)->tm__state = BLOCK_DONE;
+}
+
+const struct ltx_checkpoint_ops ltx_bare_checkpoint_ops = {
+	.restart = bare_restart,
+	.left = bare_left,
 };
 
 /* Begin a block on tx, a thread's descriptor. */
@@ -113,7 +136,7 @@ begin_on(struct ltx_tx *tx, struct tm__atomic *a, int kind, uintptr_t frame_sp)
 		a->tm__state = BLOCK_NESTED;
 		return a;
 	}
-	cp->ops = kind == ENTER_KIND ? &enter_ops : &block_ops;
+	cp->ops = &block_ops;
 	cp->sp = frame_sp;
 	tx->checkpoint = cp;
 	a->tm__state = BLOCK_OUTER;
@@ -145,24 +168,48 @@ struct tm__atomic *tm__atomic_begin(struct tm__atomic *a, int kind)
 	return begin_on(tx, a, kind, frame_sp);
 }
 
-/* The C half of tm__atomic_enter, which saved the restart point. */
-struct tm__atomic *ltx_atomic_begin(struct tm__atomic *a)
-{
-	struct ltx_tx *tx = ltx_self;
-	struct ltx_checkpoint *cp = checkpoint_of(a);
+/*
+ * An x86-64 block's descriptor, which its begin keeps in the block's
+ * checkpoint (ops, which a bare checkpoint does not use), so that its end
+ * reads it from there: the thread's descriptor for the outermost block
+ * (the same as ltx_self at the end: a block ends on the thread and in the
+ * handler, or not, where it began); nested_marker for a block inside
+ * another, whose status is never LTX_ACTIVE (all zero: LTX_IDLE), so
+ * that its end never takes the fast path and finds it at once after.
+ */
+static struct ltx_tx nested_marker;
 
-	/* begin_on's steps, with the stack pointer already in cp->sp and
-	 * the kind told by the ops. */
-	if (ltx_unlikely(tx->slow & LTX_SLOW_STATIC))
-		return begin_slow(a, ENTER_KIND, cp->sp);
-	ltx_unwind_forget();
-	if (tx->checkpoint != NULL) {
-		a->tm__state = BLOCK_NESTED;
-		return a;
+static void set_block_tx(struct tm__atomic *a, struct ltx_tx *tx)
+{
+	a->tm__link[0] = tx;
+}
+
+/*
+ * The x86-64 block's begin when the descriptor has a checkpoint already
+ * (tm__block_enter, api/atomic-x86_64.S, begins the others itself: it
+ * forgets the last unwind, as ltx_unwind_forget, and takes the
+ * checkpoint): a block inside another (or inside a GCC transaction) runs
+ * flat; or the descriptor is ltx_boot_tx (the thread's first block: no
+ * descriptor yet) or ltx_refuse_tx (a handler's that cannot have one: the
+ * block does not run), whose checkpoint is never NULL (tx.c).  Returns
+ * enter's answer: non-NULL to run the body, NULL to skip it.
+ */
+void *ltx_block_begin_slow(struct tm__atomic *a, struct ltx_tx *tx)
+{
+	if (ltx_unlikely(tx->slow & LTX_SLOW_STATIC)) {
+		tx = ltx_tx_self();
+		if (tx == NULL || tx == &ltx_refuse_tx)
+			return NULL;
+		ltx_unwind_forget();
+		if (tx->checkpoint == NULL) {
+			set_block_tx(a, tx);
+			tx->checkpoint = checkpoint_of(a);
+			return a;
+		}
 	}
-	cp->ops = &enter_ops;
-	tx->checkpoint = cp;
-	a->tm__state = BLOCK_OUTER;
+	ltx_unwind_forget(); /* no unwind reaches back into a new block */
+	set_block_tx(a, &nested_marker);
+	a->tm__state = BLOCK_NESTED;
 	return a;
 }
 
@@ -173,6 +220,20 @@ static void block_done(struct tm__atomic *a, struct ltx_tx *tx)
 	a->tm__state = BLOCK_DONE;
 }
 
+/* The end of the outermost block by the full commit. */
+static __attribute__((noinline)) void end_outer(struct tm__atomic *a,
+						struct ltx_tx *tx)
+{
+	/* A commit that fails restarts the block (no return). */
+	if (ltx_tx_commit(tx)) {
+		/* The block is over, even if its last run made no
+		 * transactional access (no transaction to commit): its
+		 * aborts no longer count towards the serial fallback. */
+		tx->consec_aborts = 0;
+		block_done(a, tx);
+	}
+}
+
 /* end's other cases: a commit that needs the full path, nesting, a
  * restart, a block already over. */
 static __attribute__((noinline)) void end_slow(struct tm__atomic *a,
@@ -180,15 +241,7 @@ static __attribute__((noinline)) void end_slow(struct tm__atomic *a,
 {
 	switch (a->tm__state) {
 	case BLOCK_OUTER:
-		/* A commit that fails restarts the block (no return). */
-		if (ltx_tx_commit(tx)) {
-			/* The block is over, even if its last run made no
-			 * transactional access (no transaction to commit):
-			 * its aborts no longer count towards the serial
-			 * fallback. */
-			tx->consec_aborts = 0;
-			block_done(a, tx);
-		}
+		end_outer(a, tx);
 		break;
 	case BLOCK_NESTED:
 		a->tm__state = BLOCK_DONE;
@@ -211,7 +264,7 @@ static __attribute__((noinline)) void end_slow(struct tm__atomic *a,
  */
 static bool end_full(void *a, struct ltx_tx *tx)
 {
-	end_slow(a, tx);
+	end_outer(a, tx);
 	return true;
 }
 
@@ -281,17 +334,64 @@ void tm__atomic_end(struct tm__atomic *a)
 	end_slow(a, tx);
 }
 
+/* A commit the fast path made, of an x86-64 block: it is over (the
+ * macro ends the loop itself, reading no state). */
+static inline __attribute__((always_inline)) void bare_done(void *a,
+							    struct ltx_tx *tx)
+{
+	(void)a;
+	tx->checkpoint = NULL;
+}
+
+/* The end of an x86-64 block whose transaction is not live with no
+ * slow bit: nothing for a nested block or one the transaction layer let
+ * go of (not the holder of the checkpoint), else as end_small. */
+static __attribute__((noinline)) bool bare_end_small(void *a, struct ltx_tx *tx)
+{
+	if (tx->checkpoint != checkpoint_of(a))
+		return true;
+	return end_small(a, tx);
+}
+
+/*
+ * The end of an x86-64 block: the outermost one commits, on the fast
+ * path if it can, every other case by a tail call (so no register to
+ * save); a failed commit restarts it.  A nested block has nothing to do:
+ * its transaction is the outermost one's.  No test of the checkpoint on
+ * the fast path: the descriptor kept in the block is nested_marker for a
+ * nested block (bare_end_small), and a live outermost one holds it.
+ */
+/* GCC: no cross-jumping, which merges the two-line commit's tail into the
+ * one-line one's at the cost of a jump on the two-line path. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define END_STRAIGHT __attribute__((optimize("no-crossjumping")))
+#else
+#define END_STRAIGHT
+#endif
+
+END_STRAIGHT void tm__block_end(struct tm__atomic *a)
+{
+	static const struct ltx_commit_exits exits = {
+		.small = bare_end_small,
+		.lone = end_lone,
+		.revalidate = end_revalidate,
+		.full = end_full,
+		.many = end_many,
+		.done = bare_done,
+	};
+
+	(void)ltx_tx_fast_commit_then(a->tm__link[0], &exits, a);
+}
+
 /*
  * Where a restart of an x86-64 block lands (ltx_atomic_resume), before
- * tm__atomic_enter returns again: as tm__atomic_restarted, then the
- * state the loop reads at once (no end call comes between).
+ * tm__block_enter returns again: as tm__atomic_restarted, then enter's
+ * answer: the block, to run the body again, or NULL after tm_abort().
  */
-struct tm__atomic *ltx_atomic_landed(struct tm__atomic *a)
+void *ltx_atomic_landed(struct tm__atomic *a)
 {
 	tm__atomic_restarted(a);
-	if (a->tm__state == BLOCK_RESTART)
-		a->tm__state = BLOCK_OUTER; /* the loop runs the body again */
-	return a;
+	return a->tm__state == BLOCK_DONE ? NULL : a;
 }
 
 void tm__atomic_restarted(struct tm__atomic *a)
@@ -324,6 +424,24 @@ void tm__atomic_left(struct tm__atomic *a)
 	}
 	if (a->tm__state == BLOCK_OUTER || a->tm__state == BLOCK_NESTED)
 		tm__atomic_end(a);
+}
+
+void tm__block_left(struct tm__atomic *a)
+{
+	struct ltx_tx *tx = ltx_self;
+	bool outer = tx->checkpoint == checkpoint_of(a);
+
+	/* As tm__atomic_left, for an x86-64 block (outermost while it holds
+	 * the checkpoint; BLOCK_DONE once the transaction layer let go of
+	 * it). */
+	if (ltx_unwinding_into((uintptr_t)__builtin_dwarf_cfa())) {
+		if (outer || a->tm__state == BLOCK_NESTED)
+			ltx_tx_leave_block(tx);
+		a->tm__state = BLOCK_DONE;
+		return;
+	}
+	if (outer)
+		tm__block_end(a);
 }
 
 void tm_retry(void)

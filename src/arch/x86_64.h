@@ -34,9 +34,11 @@ ltx_word_changed(const uintptr_t *p, uintptr_t v)
 {
 	bool changed;
 
-	__asm__ __volatile__("cmpq %2, %1"
+	/* v in a register, or an immediate when it is a small constant
+	 * (AT&T order: v first, the only place an immediate may be). */
+	__asm__ __volatile__("cmpq %1, %2"
 			     : "=@ccne"(changed)
-			     : "r"(v), "m"(*p));
+			     : "re"(v), "m"(*p));
 	return changed;
 }
 #endif

@@ -62,10 +62,13 @@ struct ltx_wentry {
 	uintptr_t line;	       /* address of the line */
 	uintptr_t *orec;       /* orec taken by this entry, or NULL */
 	uintptr_t old_version; /* head only: the orec's value before */
+	/* flags first: link's low half (little-endian), so that a link of
+	 * flags alone (LTX_WENTRY_LONE_*) is a small immediate to compare
+	 * with, not a 64-bit constant to load first. */
 	union {
 		struct {
-			uint32_t next;	/* next entry on this orec, index + 1 */
 			uint32_t flags; /* LTX_WENTRY_* */
+			uint32_t next;	/* next entry on this orec, index + 1 */
 		};
 		uint64_t link; /* 0: a lone head, the common case */
 	};
@@ -98,10 +101,16 @@ _Static_assert(sizeof(struct ltx_wentry) == 128, "write-set entry size");
  * snapshot however the taker ends (BUMP is set too, for its commit).
  */
 #define LTX_WENTRY_TAKEN 8u
+/* The link of a lone head (next 0) with flags f. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define LTX_WENTRY_LINK_OF(f) ((uint64_t)(f) << 32)
+#else
+#define LTX_WENTRY_LINK_OF(f) ((uint64_t)(f))
+#endif
 /* link of a lone head whose one store is a LTX_WENTRY_SINGLE word. */
-#define LTX_WENTRY_LONE_SINGLE ((uint64_t)LTX_WENTRY_SINGLE << 32)
+#define LTX_WENTRY_LONE_SINGLE LTX_WENTRY_LINK_OF(LTX_WENTRY_SINGLE)
 /* link of a lone head taken by tm_free: a new version, whatever is stored. */
-#define LTX_WENTRY_LONE_BUMP ((uint64_t)LTX_WENTRY_BUMP << 32)
+#define LTX_WENTRY_LONE_BUMP LTX_WENTRY_LINK_OF(LTX_WENTRY_BUMP)
 
 struct ltx_line; /* cd/lines.h */
 

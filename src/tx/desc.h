@@ -55,9 +55,28 @@ enum ltx_status {
 #define LTX_SLOW_SERIAL	 4u  /* holds the serial token (tx/serial.h) */
 #define LTX_SLOW_STATIC	 8u  /* ltx_boot_tx, ltx_refuse_tx: not a thread's */
 #define LTX_SLOW_MEM	 16u /* tm_malloc/tm_free to settle at the end (mem.c) */
+/* end_state may be non-zero (an abort set last_status or consec_aborts):
+ * the next commit clears both, and the bit.  So slow == 0 means end_state
+ * is 0 already, and the fast commits (tx/fast.h) need not store it. */
+#define LTX_SLOW_ABORTED 32u
+/* The transaction was begun with limit 0 (the visible mode, a capacity
+ * limit, irrevocable): set by tx.c's begin(), the one begin that leaves
+ * limit 0 with no other slow bit, and cleared when a transaction ends
+ * (committed_slow, finish_abort).  So a live transaction (status
+ * LTX_ACTIVE) with no slow bit has limit != 0: it is of the fast paths,
+ * and the fast commits test status and slow alone, as one word. */
+#define LTX_SLOW_UNARMED 64u
 /* The slow bits whose work only comes after the commit: the small fast
  * commit (tx/fast.h) takes transactions with those. */
-#define LTX_SLOW_AFTER (LTX_SLOW_ACTIONS | LTX_SLOW_MEM)
+#define LTX_SLOW_AFTER (LTX_SLOW_ACTIONS | LTX_SLOW_MEM | LTX_SLOW_ABORTED)
+
+/* status_slow of a live transaction with no slow bit (status is the low
+ * half on a little-endian CPU). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define LTX_LIVE_PLAIN ((uint64_t)LTX_ACTIVE << 32)
+#else
+#define LTX_LIVE_PLAIN ((uint64_t)LTX_ACTIVE)
+#endif
 
 static inline bool ltx_status_idle(int status)
 {
@@ -85,9 +104,9 @@ struct ltx_action {
  * cycle; cd is conflict detection's part (cd/cd.h), which cd sees alone.
  *
  * The first cache line holds what the fast paths read and write: status,
- * cause and the transaction count (what a begin writes) and cd's hot
- * fields (limit first: see cd/cd.h).  The second holds cd's write-set
- * bounds and snapshot, which read after write and a begin also read.
+ * slow, the transaction count and cd's hot fields (limit first: see
+ * cd/cd.h).  The second holds cd's write-set bounds and snapshot, which
+ * read after write and a begin also read.
  *
  * Synchronization: a descriptor is written only by its own thread, by
  * signal handlers running on that thread, which touch only status,
@@ -100,22 +119,33 @@ struct ltx_action {
  */
 struct ltx_tx {
 	/* hot: the first line, mirrored by struct tm__hot (<ltx/inline.h>) */
-	int status;	/* enum ltx_status */
-	unsigned cause; /* TM_ABORT_* bits while doomed (0 from begin) */
+	union {
+		struct {
+			int status;    /* enum ltx_status */
+			uint32_t slow; /* LTX_SLOW_*: why commit must take
+					* its full path */
+		};
+		/* Both, for the fast commits' one test (LTX_LIVE_PLAIN): a
+		 * relaxed load, which a signal handler's or another
+		 * thread's store to status may race with, as with a load
+		 * of status alone. */
+		uint64_t status_slow;
+	};
 	uint64_t tx_id; /* transactions begun by this thread: the serial
 			 * number of the current or last one */
 	struct ltx_cd cd;
 
-	/* warm: slow paths (slow beside end_state: a commit reads one and
-	 * writes the other) */
-	int mode;      /* enum ltx_mode of this transaction */
-	uint32_t slow; /* LTX_SLOW_*: why commit must take its full path */
+	/* warm: slow paths */
+	int mode;	/* enum ltx_mode of this transaction */
+	unsigned cause; /* TM_ABORT_* bits while doomed (0 from begin:
+			 * <ltx/inline.h> clears it at TM__CAUSE_OFFSET) */
 	union {
 		struct {
 			uint32_t last_status;	/* tm_status() of the last */
 			uint32_t consec_aborts; /* aborts since a commit */
 		};
-		uint64_t end_state; /* both, cleared by one store at commit */
+		uint64_t end_state; /* both, cleared by one store at commit;
+				     * non-zero only with LTX_SLOW_ABORTED */
 	};
 	uint64_t rng; /* backoff randomization (xorshift) */
 
@@ -207,9 +237,35 @@ struct ltx_checkpoint_ops {
 struct ltx_checkpoint {
 	const struct ltx_checkpoint_ops *ops;
 	/* The stack pointer of the block's frame: a jump to this frame or an
-	 * outer one leaves the block (rt/jump.h). */
+	 * outer one leaves the block (rt/jump.h).  With LTX_CHECKPOINT_BARE
+	 * set, a bare checkpoint: ops is not the ops (it is its owner's to
+	 * use; read both through the functions below). */
 	uintptr_t sp;
 };
+
+/*
+ * A bare checkpoint: TM_ATOMIC's x86-64 restart point (api/atomic.c),
+ * whose begin stores the stack pointer with this bit set and no ops, one
+ * store less per block; its ops are ltx_bare_checkpoint_ops, defined
+ * there (weak here: only a program that makes such a checkpoint links
+ * api/atomic.c in, from a static library).  A stack pointer is at least
+ * 8-aligned, so the bit is free.
+ */
+#define LTX_CHECKPOINT_BARE ((uintptr_t)1)
+extern const struct ltx_checkpoint_ops ltx_bare_checkpoint_ops
+	__attribute__((weak));
+
+static inline const struct ltx_checkpoint_ops *
+ltx_checkpoint_ops(const struct ltx_checkpoint *cp)
+{
+	return (cp->sp & LTX_CHECKPOINT_BARE) ? &ltx_bare_checkpoint_ops
+					      : cp->ops;
+}
+
+static inline uintptr_t ltx_checkpoint_sp(const struct ltx_checkpoint *cp)
+{
+	return cp->sp & ~LTX_CHECKPOINT_BARE;
+}
 
 /*
  * The calling thread's descriptor (never NULL: see ltx_boot_tx).  Exported
@@ -234,7 +290,9 @@ extern struct ltx_tx ltx_boot_tx;
 		offsetof(struct ltx_tx, f) == offsetof(struct tm__hot, g),     \
 		"struct tm__hot (ltx/inline.h) differs from ltx_tx: " #g)
 LTX_HOT_SAME(status, status);
-LTX_HOT_SAME(cause, cause);
+LTX_HOT_SAME(slow, slow);
+_Static_assert(offsetof(struct ltx_tx, cause) == TM__CAUSE_OFFSET,
+	       "TM__CAUSE_OFFSET (ltx/inline.h) differs from ltx_tx's cause");
 LTX_HOT_SAME(tx_id, tx_id);
 LTX_HOT_SAME(cd.limit, limit);
 LTX_HOT_SAME(cd.orecs, orecs);

@@ -3,6 +3,7 @@
 #ifndef LTX_TX_FAST_H
 #define LTX_TX_FAST_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -276,7 +277,9 @@ bool ltx_tx_commit_revalidate_whole(struct ltx_tx *tx, uintptr_t ts);
 
 /*
  * Where ltx_tx_fast_commit_then goes when the fast path cannot finish:
- * small for a transaction with slow bits, lone for one with no slow bit
+ * small for a transaction with slow bits or not live (it must check what
+ * it can take, and end by the full commit otherwise), lone for one with
+ * no slow bit
  * (live, invisible) whose one or two write-set entries are not all lone
  * words (an LTX, a sub-word ST), revalidate when the snapshot must be checked
  * (with the clock value taken), many (if not NULL) for one with no slow bit
@@ -403,7 +406,7 @@ ltx_tx_fast_commit_ro(struct ltx_tx *tx)
 		return false;
 	cd->rs_next = cd->rs_base;
 	cd->limit = 0;
-	tx->end_state = 0; /* last_status and consec_aborts */
+	/* No slow bit: end_state is 0 already (LTX_SLOW_ABORTED). */
 	/* Release: the reads are over before tm_free sees us idle. */
 	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
 	return true;
@@ -461,7 +464,7 @@ ltx_tx_fast_commit_nwords(struct ltx_tx *tx, struct ltx_wentry *w, bool two,
 	cd->rs_next = cd->rs_base;
 	cd->limit = 0;
 	tx->stats.commits_rw++;
-	tx->end_state = 0; /* last_status and consec_aborts */
+	/* No slow bit: end_state is 0 already (LTX_SLOW_ABORTED). */
 	/* Release: the commit is over before tm_free sees us idle. */
 	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
 	if (out->done != NULL)
@@ -487,10 +490,11 @@ ltx_tx_fast_commit_words(struct ltx_tx *tx, struct ltx_wentry *w, uintptr_t n,
 
 /*
  * COMMIT of a transaction with no slow bit, live in the invisible mode
- * (limit != 0): read-only, or ltx_tx_fast_commit_words; out's exits for
- * everything else.  ltx_tx_fast_commit: the fast path, or false with
- * nothing done (the caller then runs ltx_tx_commit); ltx_tx_commit_inline:
- * the whole COMMIT (ltx_tx_commit's result), every call out a tail call.
+ * (status LTX_ACTIVE, hence limit != 0): read-only, or
+ * ltx_tx_fast_commit_words; out's exits for everything else.
+ * ltx_tx_fast_commit: the fast path, or false with nothing done (the caller
+ * then runs ltx_tx_commit); ltx_tx_commit_inline: the whole COMMIT
+ * (ltx_tx_commit's result), every call out a tail call.
  */
 static inline __attribute__((always_inline)) bool
 ltx_tx_fast_commit_then(struct ltx_tx *tx, const struct ltx_commit_exits *out,
@@ -500,17 +504,32 @@ ltx_tx_fast_commit_then(struct ltx_tx *tx, const struct ltx_commit_exits *out,
 	struct ltx_wentry *w = cd->ws_base;
 	uintptr_t n;
 
-	if (ltx_unlikely(tx->slow != 0))
+	/* Live with no slow bit, hence limit != 0 (LTX_SLOW_UNARMED): one
+	 * test.  Else slow bits, or not live (idle: nothing was begun;
+	 * doomed): small, which checks for what it can take (a live
+	 * transaction of the fast paths with only LTX_SLOW_AFTER bits; not
+	 * one that is idle or unarmed, whose limit is 0, nor a doomed update,
+	 * whose commit point fails) and goes on to the full commit. */
+	if (ltx_unlikely(ltx_word_changed((const uintptr_t *)&tx->status_slow,
+					  LTX_LIVE_PLAIN)))
 		return out->small(ctx, tx);
-	if (ltx_unlikely(cd->limit == 0))
-		return out->full != NULL && out->full(ctx, tx);
-	n = (uintptr_t)cd->ws_next - (uintptr_t)w;
-	if (ltx_unlikely(n != 0))
+	/* limit 0 only if a signal handler doomed it since the test (it
+	 * clears limit, then sets status DOOMED): a read-only commit then
+	 * ends it as committed all the same (its reads were valid at the
+	 * snapshot), an update's commit point fails. */
+	assert(cd->limit != 0 ||
+	       __atomic_load_n(&tx->status, __ATOMIC_RELAXED) != LTX_ACTIVE);
+	/* Read-only: one compare with the write set's end in memory (read
+	 * again on the update path, which needs it). */
+	if (ltx_unlikely(ltx_word_changed((const uintptr_t *)&cd->ws_next,
+					  (uintptr_t)w))) {
+		n = (uintptr_t)cd->ws_next - (uintptr_t)w;
 		return ltx_tx_fast_commit_words(tx, w, n, out, ctx);
+	}
 	/* Read-only: every read was valid at the snapshot when made. */
 	cd->rs_next = cd->rs_base;
 	cd->limit = 0;
-	tx->end_state = 0; /* last_status and consec_aborts */
+	/* No slow bit: end_state is 0 already (LTX_SLOW_ABORTED). */
 	/* Release: the reads are over before tm_free sees us idle. */
 	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
 	if (out->done != NULL)

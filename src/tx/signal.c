@@ -83,7 +83,7 @@ static void sandbox(struct ltx_tx *tx, int sig, ucontext_t *uc)
 	}
 	/* The checkpoint saved no mask: put back the interrupted one. */
 	pthread_sigmask(SIG_SETMASK, &uc->uc_sigmask, NULL);
-	tx->checkpoint->ops->restart(tx->checkpoint, cause);
+	ltx_checkpoint_ops(tx->checkpoint)->restart(tx->checkpoint, cause);
 }
 
 static void on_fault(int sig, void *uc)
@@ -217,7 +217,7 @@ static void on_jump(uintptr_t sp)
 	tx = ltx_self;
 	if (tx == &ltx_boot_tx || tx == &ltx_refuse_tx)
 		return;
-	if (tx->checkpoint != NULL && sp >= tx->checkpoint->sp) {
+	if (tx->checkpoint != NULL && sp >= ltx_checkpoint_sp(tx->checkpoint)) {
 		ltx_tx_leave_block(tx);
 		return;
 	}

@@ -33,10 +33,21 @@ __thread struct ltx_tx *ltx_self
 
 static uintptr_t boot_orecs[1];
 
+/*
+ * The checkpoint of ltx_boot_tx and ltx_refuse_tx, which are never in a
+ * block: not NULL, so that the begin of an x86-64 TM_ATOMIC block finds
+ * them by the one test it makes for a block inside another
+ * (api/atomic.c).  Nothing restarts to it: no transaction of theirs is
+ * ever doomed, and what looks at a checkpoint to restart, leave or abort
+ * (ltx_tx_abort, tx/signal.c's sandbox and on_jump) sets them aside first.
+ */
+static struct ltx_checkpoint static_checkpoint;
+
 struct ltx_tx ltx_boot_tx = {
 	.status = LTX_IDLE_SLOW,
 	.slow = LTX_SLOW_STATIC,
 	.cd = { .orecs = boot_orecs, .orec_mul = LTX_HASH_MUL },
+	.checkpoint = &static_checkpoint,
 };
 
 static uintptr_t refuse_orecs[1];
@@ -47,6 +58,7 @@ struct ltx_tx ltx_refuse_tx = {
 	.cd = { .orecs = refuse_orecs,
 		.orec_mul = LTX_HASH_MUL,
 		.no_alloc = 1 },
+	.checkpoint = &static_checkpoint,
 };
 
 /*
@@ -611,6 +623,10 @@ static void begin(struct ltx_tx *tx)
 		__atomic_store_n(&tx->tx_id, tx->tx_id + 1, __ATOMIC_RELEASE);
 		tx->cd.capacity = ltx_config.capacity;
 		ops(tx)->begin(&tx->cd);
+		/* Not armed (the visible mode, a capacity limit): the fast
+		 * commits must leave it to the full one (desc.h). */
+		if (tx->cd.limit == 0)
+			tx->slow |= LTX_SLOW_UNARMED;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		store_status(tx, LTX_ACTIVE);
 		/* The light side of tm_free's and the serial token's
@@ -848,6 +864,8 @@ static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 	ops(tx)->release(&tx->cd);
 	tx->cd.limit = 0;
 	tx->last_status = cause;
+	/* And consec_aborts, below; the transaction is over (desc.h). */
+	tx->slow = (tx->slow | LTX_SLOW_ABORTED) & ~LTX_SLOW_UNARMED;
 	tx->cause = 0;
 	/* Counted before the status turns idle (see ltx_stats_read). */
 	ltx_stats_write_begin(tx);
@@ -883,7 +901,7 @@ static void restart(struct ltx_tx *tx, unsigned cause)
 {
 	struct ltx_checkpoint *cp = tx->checkpoint;
 
-	cp->ops->restart(cp, cause);
+	ltx_checkpoint_ops(cp)->restart(cp, cause);
 	abort(); /* a checkpoint's restart must not return */
 }
 
@@ -1110,6 +1128,7 @@ committed_slow(struct ltx_tx *tx, bool wrote, uint64_t nr, uint64_t nw)
 	else if (wrote)
 		tx->stats.commits_rw++;
 	tx->end_state = 0;
+	tx->slow &= ~(LTX_SLOW_ABORTED | LTX_SLOW_UNARMED);
 	store_status(tx, idle_status());
 	end_serial(tx);
 	end_mem(tx, true);
@@ -1156,7 +1175,7 @@ static inline __attribute__((always_inline)) bool commit_live(struct ltx_tx *tx,
 	}
 	if (wrote)
 		tx->stats.commits_rw++;
-	tx->end_state = 0;
+	/* No slow bit: end_state is 0 already (LTX_SLOW_ABORTED). */
 	store_status(tx, idle_status());
 	return true;
 }
@@ -1244,7 +1263,8 @@ void ltx_tx_abort(struct ltx_tx *tx)
 {
 	int st;
 
-	if (ltx_unlikely(tx == &ltx_refuse_tx))
+	/* ltx_refuse_tx, or ltx_boot_tx (no transaction, no block). */
+	if (ltx_unlikely(tx->slow & LTX_SLOW_STATIC))
 		return;
 	st = load_status(tx);
 	if (ltx_unlikely(tx->stats_on) && st == LTX_ACTIVE)
@@ -1254,8 +1274,10 @@ void ltx_tx_abort(struct ltx_tx *tx)
 			     (st == LTX_DOOMED ? doomed_cause(tx) : 0) |
 				     TM_ABORT_EXPLICIT,
 			     false);
-	else if (tx->checkpoint != NULL)
+	else if (tx->checkpoint != NULL) {
 		tx->last_status = TM_ABORT_EXPLICIT;
+		tx->slow |= LTX_SLOW_ABORTED;
+	}
 	/* In a restartable block, tm_abort() leaves the block. */
 	if (tx->checkpoint != NULL)
 		restart(tx, TM_ABORT_EXPLICIT);
@@ -1264,7 +1286,13 @@ void ltx_tx_abort(struct ltx_tx *tx)
 /* After a fast commit: the work of its slow bits (LTX_SLOW_AFTER). */
 static __attribute__((noinline)) bool committed_after(struct ltx_tx *tx)
 {
-	end_mem(tx, true);
+	uint32_t slow = tx->slow;
+
+	/* end_mem's steps, its bit cleared with LTX_SLOW_ABORTED's (the
+	 * commit cleared end_state) in one store. */
+	tx->slow = slow & ~(LTX_SLOW_MEM | LTX_SLOW_ABORTED);
+	if (ltx_unlikely(slow & LTX_SLOW_MEM))
+		ltx_mem_end(tx, true);
 	if (tx->slow & LTX_SLOW_ACTIONS)
 		run_actions(tx, true);
 	return true;
@@ -1322,8 +1350,8 @@ void ltx_tx_leave_block(struct ltx_tx *tx)
 			     (st == LTX_DOOMED ? doomed_cause(tx) : 0) |
 				     TM_ABORT_EXPLICIT,
 			     false);
-	if (cp != NULL && cp->ops->left != NULL)
-		cp->ops->left(cp);
+	if (cp != NULL && ltx_checkpoint_ops(cp)->left != NULL)
+		ltx_checkpoint_ops(cp)->left(cp);
 }
 
 void ltx_tx_retry(struct ltx_tx *tx)

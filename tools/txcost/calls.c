@@ -4,7 +4,7 @@
  * each transaction in a function of its own (a probe), so that callgrind's
  * call arcs give per-call inclusive costs: the probe's (its whole body) and
  * those of the ltx calls it makes (tm_commit, tm_malloc, tm_free, tm_lt,
- * tm__atomic_begin/end).  tools/txcost/calls.sh reads the arcs, divides by
+ * the block's begin and end).  tools/txcost/calls.sh reads the arcs, divides by
  * the call counts and prints the table.
  *
  *   valgrind --tool=callgrind --toggle-collect=measure ./txcost-calls N

@@ -93,12 +93,15 @@ BEGIN {
 	    per("calls", "probe_commit1", "tm_commit"), 50)
 	row("`tm_commit` of a 2-line update", "inclusive", \
 	    per("calls", "probe_commit2", "tm_commit"), 50)
+	# The block\047s end: tm__block_end (x86-64), else tm__atomic_end.
+	endfn = ("calls", "probe_block_upd1", "tm__block_end") in ir ? \
+	    "tm__block_end" : "tm__atomic_end"
 	row("`TM_ATOMIC` end of a 1-line update block",
-	    "`tm__atomic_end`, inclusive (the block\047s commit)", \
-	    per("calls", "probe_block_upd1", "tm__atomic_end"), 50)
+	    "`" endfn "`, inclusive (the block\047s commit)", \
+	    per("calls", "probe_block_upd1", endfn), 50)
 	row("`TM_ATOMIC` end of a 2-line update block",
-	    "`tm__atomic_end`, inclusive", \
-	    per("calls", "probe_block_upd2", "tm__atomic_end"), 50)
+	    "`" endfn "`, inclusive", \
+	    per("calls", "probe_block_upd2", endfn), 50)
 	row("`tm_malloc(64)` in a transaction", "inclusive; the block " \
 	    "is freed 64 transactions later", \
 	    per("calls", "probe_malloc", "tm_malloc"), 60)
