@@ -340,11 +340,19 @@ bool tm_irrevocable(void);
  * Returns NULL with errno ENOMEM when out of memory (also when the
  * allocator cannot be loaded: see LTX_ALLOC in ltx(7)); tm_aligned_alloc
  * returns NULL with errno EINVAL if alignment is not a power of two.
+ *
+ * tm_free_sized is tm_free of a block from tm_malloc or tm_calloc whose
+ * size the caller passes (tm_malloc's size, tm_calloc's nmemb * size),
+ * which spares looking it up; size 0 looks it up, as tm_free does.  A
+ * wrong size, or a block from tm_aligned_alloc, is undefined behaviour
+ * (as with C23's free_sized); builds configured with --enable-debug
+ * report it and abort.
  */
 void *tm_malloc(size_t size);
 void *tm_calloc(size_t nmemb, size_t size);
 void *tm_aligned_alloc(size_t alignment, size_t size);
 void tm_free(void *ptr);
+void tm_free_sized(void *ptr, size_t size);
 
 /* Memory waiting for reclamation and blocks handled, process-wide. */
 struct tm_mem_stats {

@@ -39,6 +39,11 @@ void tm_free(void *ptr)
 	ltx_mem_free(ptr);
 }
 
+void tm_free_sized(void *ptr, size_t size)
+{
+	ltx_mem_free_sized(ptr, size);
+}
+
 int tm_mem_stats(struct tm_mem_stats *out)
 {
 	if (out == NULL) {

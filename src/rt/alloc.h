@@ -54,6 +54,7 @@ extern int ltx_alloc_backend;
 void *ltx_je_malloc(size_t size);
 void ltx_je_sdallocx(void *p, size_t size, int flags);
 size_t ltx_je_sallocx(const void *p, int flags);
+size_t ltx_je_nallocx(size_t size, int flags);
 
 void *ltx_alloc_slow(size_t size, size_t align, bool zero);
 void ltx_alloc_free_slow(void *p, size_t size);

@@ -909,23 +909,25 @@ static __attribute__((noinline)) void free_lines(struct ltx_tx *tx, void *p,
 #endif
 
 /*
- * tm_free's common cases, for the jemalloc backend in a running
- * transaction: the block the transaction allocated last (a block is
- * usually freed soon after it is allocated, if at all), and, when the
+ * tm_free's and tm_free_sized's common cases, for the jemalloc backend in
+ * a running transaction: the block the transaction allocated last (a block
+ * is usually freed soon after it is allocated, if at all), and, when the
  * transaction allocated nothing or one other block, a block of an earlier
- * transaction.
+ * transaction.  size is the block's size in whole words as the caller
+ * gave it (tm_free_sized), or 0: look it up.
  * Anything else takes free_slow, which does the same in general.  Only
  * p lives across the size lookup (the descriptor is read again after
  * it), and every other call is a tail call, so the path saves one
  * register.
  */
-void ltx_mem_free(void *p)
+static inline __attribute__((always_inline)) void mem_free(void *p,
+							   size_t size)
 {
 #ifndef LTX_DEBUG
 	struct ltx_tx *tx = ltx_self;
 	struct ltx_mem_thread *m = tx->mem;
 	struct entry *e;
-	size_t n, size;
+	size_t n;
 
 	if (ltx_unlikely(p == NULL || m == NULL || status_of(tx) != LTX_ACTIVE))
 		goto slow;
@@ -936,7 +938,8 @@ void ltx_mem_free(void *p)
 			/* Unpublished: as in free_slow.  Its entry leaves the
 			 * log, so neither commit nor abort sees the block
 			 * again.  With the libc backend (allocs_fast 0) the
-			 * block is libc's: free_slow. */
+			 * block is libc's: free_slow.  The logged size is
+			 * the one asked for: the caller's is not needed. */
 			size = e->size;
 			if (size == 0 || m->allocs_fast == 0)
 				goto slow;
@@ -954,8 +957,10 @@ void ltx_mem_free(void *p)
 	}
 	if (ltx_unlikely(m->frees.n >= m->frees_fast))
 		goto slow;
-	size = ltx_je_sallocx(p, 0);
-	tx = ltx_self;
+	if (size == 0) {
+		size = ltx_je_sallocx(p, 0);
+		tx = ltx_self;
+	}
 	/* The lines of the block in E, marked to get a new version (as in
 	 * free_slow): a block within one line takes it inline. */
 	if (ltx_unlikely(((uintptr_t)p & LTX_LINE_MASK) + size >
@@ -971,8 +976,63 @@ void ltx_mem_free(void *p)
 	log_transaction(tx);
 	return;
 slow:
+#else
+	(void)size;
 #endif
 	free_slow(p);
+}
+
+void ltx_mem_free(void *p)
+{
+	mem_free(p, 0);
+}
+
+#ifdef LTX_DEBUG
+/*
+ * Debug builds: tm_free_sized's size against the block's, for a live block
+ * (any other pointer is free_slow's to report).  The size is right when
+ * it is in the block's size class (jemalloc: sdallocx then accepts it);
+ * with libc, when it is at most the usable size.  A live block is not
+ * released under us: a free of it by another transaction has not
+ * committed (check_and_forget would have removed it first), and a block
+ * is released only after that.
+ */
+static void check_size(void *p, size_t size)
+{
+	size_t usable, want;
+
+	if (!ltx_alloc_loaded() || !live_contains(p))
+		return;
+	usable = ltx_alloc_usable(p);
+	want = ltx_alloc_backend == LTX_ALLOC_JEMALLOC ? ltx_je_nallocx(size, 0)
+						       : size;
+	if (ltx_alloc_backend == LTX_ALLOC_JEMALLOC ? want == usable
+						    : want <= usable)
+		return;
+	fprintf(stderr,
+		"ltx: tm_free_sized(%p, %zu): wrong size: the block holds %zu "
+		"bytes (size must be the one given to tm_malloc or "
+		"tm_calloc)\n",
+		p, size, usable);
+	abort();
+}
+#endif
+
+/*
+ * tm_free_sized: tm_free with the block's size given, so that the common
+ * case looks nothing up.  size in whole words, as blocks are
+ * (ltx_mem_alloc): take_lines then covers every byte asked for, and
+ * sdallocx takes any size between the one asked for and the usable size,
+ * which is the size class of the one asked for.  A size that wraps (a
+ * wrong one) becomes 0, which looks the size up.
+ */
+void ltx_mem_free_sized(void *p, size_t size)
+{
+#ifdef LTX_DEBUG
+	if (p != NULL && size != 0)
+		check_size(p, size);
+#endif
+	mem_free(p, (size + 7) & ~(size_t)7);
 }
 
 static void free_slow(void *p)

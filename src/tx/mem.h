@@ -26,6 +26,12 @@ void *ltx_mem_malloc(size_t size);
 void ltx_mem_free(void *p);
 
 /*
+ * ltx_mem_free_sized: tm_free_sized.  ltx_mem_free with the size given to
+ * tm_malloc or tm_calloc (0: look it up), checked in debug builds.
+ */
+void ltx_mem_free_sized(void *p, size_t size);
+
+/*
  * ltx_mem_free_foreign: p, a block of another allocator, was freed by a
  * transaction of the calling thread that has committed (the libitm layer's
  * _ITM_free and C++ delete).  release(p, size) is called once every

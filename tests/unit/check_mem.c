@@ -184,7 +184,8 @@ static void reader_dereferences_it(void *arg)
 	reader_committed = tm_commit();
 }
 
-START_TEST(test_doomed_reader_never_sees_freed_block)
+/* The test, the pop's free by tm_free or (sized) tm_free_sized. */
+static void doomed_reader_never_sees_freed_block(bool sized)
 {
 	struct elem *a = tm_malloc(sizeof(*a)), *b = tm_malloc(sizeof(*b));
 	struct elem *res;
@@ -205,7 +206,10 @@ START_TEST(test_doomed_reader_never_sees_freed_block)
 	res = (struct elem *)tm_ltx(&top);
 	ck_assert_ptr_eq(res, a);
 	tm_st(&top, tm_lt(&res->next));
-	tm_free(res);
+	if (sized)
+		tm_free_sized(res, sizeof(*res));
+	else
+		tm_free(res);
 	ck_assert(tm_commit());
 	freed = stats().freed_blocks;
 	tm_mem_flush();
@@ -223,6 +227,26 @@ START_TEST(test_doomed_reader_never_sees_freed_block)
 	ck_assert_uint_eq(stats().freed_blocks, freed + 1);
 	tm_free(b);
 	top = NULL;
+}
+
+START_TEST(test_doomed_reader_never_sees_freed_block)
+{
+	doomed_reader_never_sees_freed_block(false);
+}
+END_TEST
+
+/* The same with tm_free_sized: the size given spares the lookup, not the
+ * grace period. */
+START_TEST(test_doomed_reader_never_sees_sized_freed_block)
+{
+	/* A free by a later transaction first: the free below then finds
+	 * the log made and takes tm_free_sized's common path. */
+	void *p = tm_malloc(sizeof(struct elem));
+
+	(void)tm_lt(&slot);
+	tm_free_sized(p, sizeof(struct elem));
+	ck_assert(tm_commit());
+	doomed_reader_never_sees_freed_block(true);
 }
 END_TEST
 
@@ -308,10 +332,18 @@ static void big_reader_reads_last_line(void *arg)
 	big_reader_committed = tm_commit();
 }
 
-START_TEST(test_free_of_several_lines_dooms_older_reader)
+/*
+ * The test, the block freed by tm_free or, given size, by tm_free_sized.
+ * The reader loads the word at 192, alone in the block's last line when
+ * the block starts a line; a size of 197 is not whole words, and the
+ * sized free must still take the line of bytes 192 to 196.
+ */
+static void free_of_several_lines_dooms_older_reader(size_t size)
 {
 	struct ltx_test_peer reader;
 	uint64_t pending;
+	char *spare[64];
+	int n = 0;
 
 	/* A free by a later transaction first: the free below then finds
 	 * the log made and takes tm_free's common path. */
@@ -319,9 +351,20 @@ START_TEST(test_free_of_several_lines_dooms_older_reader)
 	(void)tm_lt(&slot);
 	tm_free(big);
 	ck_assert(tm_commit());
-	big = tm_malloc(200);
-	ck_assert_ptr_nonnull(big);
-	memset(big, 5, 200);
+	/* A block that starts a line, if one of 64 does. */
+	big = NULL;
+	for (n = 0; n < 64 && big == NULL; n++) {
+		spare[n] = tm_malloc(size != 0 ? size : 200);
+		ck_assert_ptr_nonnull(spare[n]);
+		if (((uintptr_t)spare[n] & 63) == 0)
+			big = spare[n];
+	}
+	if (big == NULL)
+		big = spare[--n];
+	while (n-- > 0)
+		if (spare[n] != big)
+			tm_free(spare[n]);
+	memset(big, 5, size != 0 ? size : 200);
 	big_ref = (uintptr_t)big;
 	tm_mem_flush();
 	pending = stats().pending_blocks;
@@ -332,7 +375,10 @@ START_TEST(test_free_of_several_lines_dooms_older_reader)
 	/* Unlink and free the block, in one transaction. */
 	ck_assert_ptr_eq((void *)tm_ltx(&big_ref), big);
 	tm_st(&big_ref, 0);
-	tm_free(big);
+	if (size != 0)
+		tm_free_sized(big, size);
+	else
+		tm_free(big);
 	ck_assert(tm_commit());
 	tm_mem_flush();
 	ck_assert_uint_eq(stats().pending_blocks, pending + 1);
@@ -342,6 +388,62 @@ START_TEST(test_free_of_several_lines_dooms_older_reader)
 	ck_assert(!big_reader_committed);
 	tm_mem_flush();
 	ck_assert_uint_eq(stats().pending_blocks, pending);
+}
+
+START_TEST(test_free_of_several_lines_dooms_older_reader)
+{
+	free_of_several_lines_dooms_older_reader(0);
+}
+END_TEST
+
+START_TEST(test_sized_free_of_several_lines_dooms_older_reader)
+{
+	free_of_several_lines_dooms_older_reader(200);
+	free_of_several_lines_dooms_older_reader(197);
+}
+END_TEST
+
+/*
+ * tm_free_sized follows tm_free's rules: NULL does nothing, size 0 looks
+ * the size up; a block the transaction allocated goes back at once, one
+ * of an earlier transaction when the free commits (not if it aborts);
+ * outside a transaction it is a transaction of its own.
+ */
+START_TEST(test_free_sized_follows_free_rules)
+{
+	int64_t before;
+	char *a, *b, *c;
+
+	tm_free_sized(NULL, 0);
+	tm_free_sized(NULL, 16);
+	tm_mem_flush();
+	before = live_blocks();
+	a = tm_malloc(13);
+	b = tm_calloc(3, 40);
+	ck_assert(a && b);
+	ck_assert_int_eq(live_blocks(), before + 2);
+	(void)tm_lt(&slot);
+	c = tm_malloc(100);
+	ck_assert_ptr_nonnull(c);
+	tm_free_sized(c, 100); /* allocated by this transaction */
+	ck_assert_int_eq(live_blocks(), before + 2);
+	tm_free_sized(a, 13);
+	tm_free_sized(b, 3 * 40);
+	tm_abort(); /* the frees are forgotten */
+	memset(a, 1, 13);
+	memset(b, 2, 120);
+	(void)tm_lt(&slot);
+	tm_free_sized(a, 0); /* looked up */
+	tm_free_sized(b, 120);
+	ck_assert(tm_commit());
+	tm_mem_flush();
+	ck_assert_int_eq(live_blocks(), before);
+	ck_assert_uint_eq(stats().pending_blocks, 0);
+	a = tm_malloc(0);
+	ck_assert_ptr_nonnull(a);
+	tm_free_sized(a, 0); /* outside a transaction */
+	tm_mem_flush();
+	ck_assert_int_eq(live_blocks(), before);
 }
 END_TEST
 
@@ -582,6 +684,14 @@ START_TEST(test_double_free_is_reported)
 }
 END_TEST
 
+START_TEST(test_wrong_size_is_reported)
+{
+	void *p = tm_malloc(16);
+
+	tm_free_sized(p, 4096);
+}
+END_TEST
+
 START_TEST(test_foreign_pointer_is_reported)
 {
 	void *p = malloc(16);
@@ -606,10 +716,14 @@ int main(void)
 	tcase_add_test(tc, test_doomed_reader_never_sees_freed_block);
 	tcase_add_test(tc, test_odd_sizes_in_a_transaction);
 	tcase_add_test(tc, test_free_of_several_lines_dooms_older_reader);
+	tcase_add_test(tc, test_doomed_reader_never_sees_sized_freed_block);
+	tcase_add_test(tc, test_sized_free_of_several_lines_dooms_older_reader);
+	tcase_add_test(tc, test_free_sized_follows_free_rules);
 #ifdef LTX_DEBUG
 	tcase_add_test_raise_signal(tc, test_double_free_is_reported, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_foreign_pointer_is_reported,
 				    SIGABRT);
+	tcase_add_test_raise_signal(tc, test_wrong_size_is_reported, SIGABRT);
 #endif
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(stress, 120);

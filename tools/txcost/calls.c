@@ -3,7 +3,8 @@
  * txcost-calls: one thread runs each of a set of small transactions N times,
  * each transaction in a function of its own (a probe), so that callgrind's
  * call arcs give per-call inclusive costs: the probe's (its whole body) and
- * those of the ltx calls it makes (tm_commit, tm_malloc, tm_free, tm_lt,
+ * those of the ltx calls it makes (tm_commit, tm_malloc, tm_free,
+ * tm_free_sized, tm_lt,
  * the block's begin and end).  tools/txcost/calls.sh reads the arcs, divides by
  * the call counts and prints the table.
  *
@@ -143,6 +144,15 @@ NOINLINE void probe_free_committed(const tm_word_t *a, void *p)
 	tm_commit();
 }
 
+/* The same with tm_free_sized, given tm_malloc's size. */
+NOINLINE void probe_free_sized(const tm_word_t *a, void *p)
+{
+	txcost_sink = tm_lt(a);
+	tm_free_sized(p, 64);
+	KEEP(p);
+	tm_commit();
+}
+
 /* tm_free of a block allocated by the same transaction. */
 NOINLINE void probe_free_same(const tm_word_t *a)
 {
@@ -188,6 +198,16 @@ static inline __attribute__((always_inline)) void run(long n)
 	}
 	for (long i = 0; i < n; i++)
 		probe_free_same(&lines[0][0]);
+	for (long i = 0; i < n + BLOCKS; i++) {
+		if (i >= BLOCKS)
+			probe_free_sized(&lines[0][0], blocks[i % BLOCKS]);
+		/* Allocated outside a transaction: probe_malloc's count
+		 * stays N. */
+		if (i < n && (blocks[i % BLOCKS] = tm_malloc(64)) == NULL) {
+			fprintf(stderr, "txcost-calls: tm_malloc failed\n");
+			exit(1);
+		}
+	}
 }
 
 /* The counted region (callgrind --toggle-collect=measure). */

@@ -112,6 +112,9 @@ BEGIN {
 	row("&nbsp;&nbsp;`tm_commit` of that transaction",
 	    "inclusive (deferred reclamation included)", \
 	    per("calls", "probe_free_committed", "tm_commit"), "")
+	row("`tm_free_sized` of a block an earlier transaction allocated",
+	    "inclusive", \
+	    per("calls", "probe_free_sized", "tm_free_sized"), 80)
 	row("`tm_free` of a block the same transaction allocated",
 	    "inclusive", per("calls", "probe_free_same", "tm_free"), 80)
 	row("`tm_lt` of a word the transaction wrote (out of line)",
