@@ -12,8 +12,8 @@
  * transaction (an idle descriptor begins one).  The library takes
  * everything else.  It is what liburcu's _LGPL_SOURCE is to liburcu: the
  * program then depends on the layout of ltx's per-thread state, which is
- * why the thread-local symbol carries a version (tm__self_v3; the serial
- * token's, tm__serial_v3, with it): a libltx with another layout has no
+ * why the thread-local symbol carries a version (tm__self_v4; the serial
+ * token's, tm__serial_v4, with it): a libltx with another layout has no
  * such symbol, and the program fails to load instead of misbehaving.
  * x86-64 with GCC or Clang only.
  *
@@ -48,7 +48,8 @@ struct tm__hot {
 
 /* A write-set entry (struct ltx_wentry, src/cd/cd.h): a line the
  * transaction holds; TM__SINGLE in flags when its one store so far is
- * the aligned word at single_addr, whose value is single_val. */
+ * the aligned word at single_addr, whose value is single_val (without
+ * it, single_addr is an address no load asks for). */
 struct tm__wentry {
 	uint64_t data[8];
 	uint64_t mask;
@@ -72,6 +73,8 @@ struct tm__head {
 	const struct tm__wentry *ws_base;
 	uintptr_t **rs_base;
 	uintptr_t snapshot;
+	uintptr_t ws_key;
+	uintptr_t ws_span;
 };
 
 #define TM__SINGLE	4
@@ -81,19 +84,19 @@ struct tm__head {
 #define TM__SERIAL_EXCL 1 /* src/tx/serial.h */
 /* Where the descriptor keeps cause (TM_ABORT_* bits while doomed), which
  * a begin clears: past the two lines above (src/tx/desc.h checks it). */
-#define TM__CAUSE_OFFSET 196
+#define TM__CAUSE_OFFSET 212
 
-/* The library's tm_lt of the aligned word at addr once the inline code has
- * read v from its ownership record and found it at or above the limit of
- * a descriptor that is not idle; flipped is v ^ TM__OREC_LOCKED
- * (src/api/api.c). */
-uint64_t tm__lt_seen_v3(const void *addr, uintptr_t flipped);
+/* The library's tm_lt of the word at addr (aligned or not) once the
+ * inline code has read v from its ownership record and found it at or
+ * above the limit of a descriptor that is not idle; flipped is
+ * v ^ TM__OREC_LOCKED (src/api/api.c). */
+uint64_t tm__lt_seen_v4(const void *addr, uintptr_t flipped);
 
 #if !defined(LTX_INTERNAL) && defined(__x86_64__) && defined(__GNUC__) &&      \
 	defined(__GCC_ASM_FLAG_OUTPUTS__)
-extern __thread struct tm__head *tm__self_v3
+extern __thread struct tm__head *tm__self_v4
 	__attribute__((tls_model("initial-exec")));
-extern uintptr_t tm__serial_v3;
+extern uintptr_t tm__serial_v4;
 
 /* src/arch/x86_64.h's ltx_int_differs, ltx_word_bits_set and
  * ltx_owner_add: one instruction each, with a memory operand. */
@@ -127,29 +130,20 @@ static inline __attribute__((always_inline)) void tm__owner_add(uint64_t *p,
 	__asm__ __volatile__("addq %1, %0" : "+m"(*p) : "er"(d));
 }
 
-/* v ^ TM__OREC_LOCKED in one instruction, with no register for the
- * constant (which a compiler would load once per function, for every
- * path of it). */
-static inline __attribute__((always_inline)) uintptr_t
-tm__flip_lock(uintptr_t v)
-{
-	__asm__("btcq $63, %0" : "+r"(v));
-	return v;
-}
-
 static inline __attribute__((always_inline)) uint64_t
 tm__lt_inline(const void *addr)
 {
-	struct tm__head *tx = tm__self_v3;
+	struct tm__head *tx = tm__self_v4;
 	uintptr_t a = (uintptr_t)addr;
 	uintptr_t *orec, v, limit, **r;
 	const struct tm__wentry *w;
 	uint64_t x;
 	bool changed;
 
-	if (__builtin_expect(a & 7, 0))
-		goto out_of_line;
-	/* The orec hash of src/rt/hash.h and src/cd/orec.h. */
+	/* The orec hash of src/rt/hash.h and src/cd/orec.h, of any address:
+	 * alignment is tested where the word would be read (read after
+	 * write needs no test: a misaligned addr never equals single_addr;
+	 * src/tx/fast.h ltx_tx_fast_load_any). */
 	orec = (uintptr_t *)((char *)tx->hot.orecs +
 			     ((((a >> 6) * tx->hot.orec_mul) >> 29) &
 			      tx->hot.orec_mask));
@@ -158,6 +152,8 @@ tm__lt_inline(const void *addr)
 	if (__builtin_expect(v >= tx->hot.limit, 0))
 		goto not_below;
 read:
+	if (__builtin_expect(a & 7, 0))
+		goto out_of_line;
 	/* Plain movs, kept in order by volatile: the word, then the record
 	 * again (an aligned word load never crosses a page). */
 	__asm__ __volatile__("movq %1, %0"
@@ -178,19 +174,29 @@ not_below:
 	if (tm__int_differs(&tx->hot.status, TM__IDLE)) {
 		/*
 		 * Read after write (ltx_inv_load_single, src/cd/invisible.h):
-		 * the record holds our lock word on an entry of our write
-		 * set only while we hold the line; the entry's own word is
-		 * answered from it, with no check of memory: it is the
-		 * transaction's own data.
+		 * the record holds a lock word pointing into our write set's
+		 * allocation (one compare: v - ws_key < ws_span) only while
+		 * we hold the line; the entry's own word is answered from
+		 * it, with no check of memory: it is the transaction's own
+		 * data.
 		 */
-		w = (const struct tm__wentry *)tm__flip_lock(v);
-		if ((uintptr_t)w < (uintptr_t)tx->ws_next &&
-		    (uintptr_t)w >= (uintptr_t)tx->ws_base &&
-		    (w->flags & TM__SINGLE) && w->single_addr == a)
+		uintptr_t off = v - tx->ws_key;
+
+		/* On a miss, the library's load from here, with v ^
+		 * TM__OREC_LOCKED (off + ws_base, or w: the empty asm keeps
+		 * the compiler from keeping a copy of v for it): the line is
+		 * not looked up again. */
+		if (off >= tx->ws_span) {
+			__asm__("" : "+r"(off) : : "memory");
+			return tm__lt_seen_v4(addr, off + (uintptr_t)tx->ws_base);
+		}
+		w = (const struct tm__wentry *)((uintptr_t)tx->ws_base + off);
+		/* Only an entry with TM__SINGLE has an address there
+		 * (src/cd/cd.h, LTX_WENTRY_NO_SINGLE). */
+		if (__builtin_expect(w->single_addr == a, 1))
 			return w->single_val;
-		/* The rest of the library's load from here, with v: the
-		 * line is not looked up again. */
-		return tm__lt_seen_v3(addr, (uintptr_t)w);
+		__asm__("" : "+r"(w));
+		return tm__lt_seen_v4(addr, (uintptr_t)w);
 	}
 	/* An idle descriptor begins (ltx_tx_fast_begin, src/tx/fast.h, has
 	 * the synchronization argument of each step). */
@@ -204,7 +210,7 @@ not_below:
 	/* The light side of the asymmetric fence of tm_free and the serial
 	 * token: the token and the data are loaded after the status store. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (__builtin_expect(tm__word_bits_set(&tm__serial_v3, TM__SERIAL_EXCL),
+	if (__builtin_expect(tm__word_bits_set(&tm__serial_v4, TM__SERIAL_EXCL),
 			     0)) {
 		/* An exclusive transaction may run: take the begin back
 		 * and let the library's begin wait for it. */

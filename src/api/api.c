@@ -17,28 +17,65 @@
 #include "tx/stats.h"
 #include "tx/tx.h"
 
+/* A misaligned LT goes byte by byte (it may straddle two lines). */
+static __attribute__((noinline)) uint64_t load_misaligned(const void *addr)
+{
+	return ltx_access_load_sized(addr, sizeof(tm_word_t), false);
+}
+
+/* The alignment test is off the read-after-write path
+ * (ltx_tx_fast_load_any). */
 tm_word_t tm_lt(const void *addr)
 {
+	struct ltx_tx *tx = ltx_self;
+	uintptr_t v;
+	uint64_t x;
+
+	if (ltx_tx_fast_load_any(tx, addr, &x, &v))
+		return (tm_word_t)x;
 	if (ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))
-		return (tm_word_t)ltx_access_load_sized(addr, sizeof(tm_word_t),
-							false);
-	return (tm_word_t)ltx_access_load_word(addr, false);
+		return (tm_word_t)load_misaligned(addr);
+	return (tm_word_t)ltx_tx_load_shared(addr, tx, v);
 }
 
 /* Exported for <ltx/inline.h>, which declares it (flipped: the orec value
- * it saw with the lock bit flipped, which it has at hand). */
+ * it saw with the lock bit flipped, which it has at hand).  The inline
+ * code tests alignment only where it would read the word, so addr may be
+ * misaligned here. */
 __attribute__((visibility("default"))) uint64_t
-tm__lt_seen_v3(const void *addr, uintptr_t flipped)
+tm__lt_seen_v4(const void *addr, uintptr_t flipped)
 {
+	if (ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))
+		return load_misaligned(addr);
 	return ltx_tx_load_shared(addr, ltx_self, flipped ^ LTX_OREC_LOCKED);
 }
 
+/* A misaligned LTX goes byte by byte (it may straddle two lines). */
+static __attribute__((noinline)) uint64_t load_misaligned_excl(const void *addr)
+{
+	return ltx_access_load_sized(addr, sizeof(tm_word_t), true);
+}
+
+/* tm_ltx's slow path, addr first as tm_ltx has it: the fast path keeps
+ * addr where it came, with no copy to pass it second. */
+static __attribute__((noinline)) uint64_t load_excl_slow(const void *addr,
+							 struct ltx_tx *tx)
+{
+	return ltx_tx_load(tx, addr, true);
+}
+
+/* The alignment test is made where the word is read, after the orec's
+ * (ltx_tx_fast_load_excl_any). */
 tm_word_t tm_ltx(const void *addr)
 {
+	struct ltx_tx *tx = ltx_self;
+	uint64_t x;
+
+	if (ltx_tx_fast_load_excl_any(tx, addr, &x))
+		return (tm_word_t)x;
 	if (ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))
-		return (tm_word_t)ltx_access_load_sized(addr, sizeof(tm_word_t),
-							true);
-	return (tm_word_t)ltx_access_load_word(addr, true);
+		return (tm_word_t)load_misaligned_excl(addr);
+	return (tm_word_t)load_excl_slow(addr, tx);
 }
 
 /* A misaligned store goes byte by byte (it may straddle two lines). */

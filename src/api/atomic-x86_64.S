@@ -48,7 +48,7 @@ tm__block_enter:
 	movq	%rax, SP(%rdi)
 	movq	(%rsp), %rax
 	movq	%rax, BUF+48(%rdi)
-	movq	tm__self_v3@gottpoff(%rip), %rax	/* ltx_self */
+	movq	tm__self_v4@gottpoff(%rip), %rax	/* ltx_self */
 	movq	%fs:(%rax), %rax
 	cmpq	$0, LTX_TX_CHECKPOINT(%rax)
 	jne	1f

@@ -45,6 +45,12 @@ ltx_word_bits_set(const uintptr_t *p, uintptr_t mask)
 {
 	return (__atomic_load_n(p, __ATOMIC_ACQUIRE) & mask) != 0;
 }
+
+static inline __attribute__((always_inline)) bool
+ltx_misaligned_word(const void *p)
+{
+	return ((uintptr_t)p & 7) != 0;
+}
 #endif
 
 #ifndef LTX_ARCH_HAS_OWNER_ADD

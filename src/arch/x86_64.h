@@ -63,6 +63,22 @@ static inline __attribute__((always_inline)) bool ltx_int_differs(const int *p,
 	return differs;
 }
 
+/*
+ * ltx_misaligned_word: is p not 8-aligned?  One test, made where it is
+ * written (volatile: the compiler neither hoists it onto paths that do not
+ * test it nor keeps its result in a register for several tests).
+ */
+static inline __attribute__((always_inline)) bool
+ltx_misaligned_word(const void *p)
+{
+	bool misaligned;
+
+	__asm__ __volatile__("testb $7, %b1"
+			     : "=@ccnz"(misaligned)
+			     : "q"(p));
+	return misaligned;
+}
+
 static inline __attribute__((always_inline)) bool
 ltx_word_bits_set(const uintptr_t *p, uintptr_t mask)
 {

@@ -87,17 +87,32 @@ bool ltx_cd_init(struct ltx_cd *cd, struct ltx_stats *stats)
 		free(cd->ws_base);
 		cd->rs_base = NULL;
 		cd->ws_base = NULL;
+		cd->ws_span = 0;
 		return false;
 	}
 	cd->rs_next = cd->rs_base;
 	cd->rs_end = cd->rs_base + READ_SET_INITIAL;
 	cd->ws_next = cd->ws_base;
 	cd->ws_end = cd->ws_base + WRITE_SET_INITIAL;
+	ltx_cd_ws_bounds(cd);
 	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_end; w++)
 		w->owner = cd->id;
 	cd->orec_mul = LTX_HASH_MUL;
 	cd->stats = stats;
 	return true;
+}
+
+/*
+ * With the lock bit at bit 63, v ^ LTX_OREC_LOCKED == v - LTX_OREC_LOCKED
+ * (mod 2^64), so v ^ LTX_OREC_LOCKED - ws_base == v - ws_key: the entry's
+ * offset in the allocation, below ws_span for an address inside it and
+ * only then (unsigned).  An unlocked v (bit 63 clear) gives v + 2^63 -
+ * ws_base, at least 2^63 - ws_base, above any allocation's size.
+ */
+void ltx_cd_ws_bounds(struct ltx_cd *cd)
+{
+	cd->ws_key = (uintptr_t)cd->ws_base ^ LTX_OREC_LOCKED;
+	cd->ws_span = (uintptr_t)cd->ws_end - (uintptr_t)cd->ws_base;
 }
 
 void ltx_cd_attach(struct ltx_cd *cd)

@@ -76,7 +76,8 @@ struct ltx_wentry {
 	uint32_t owner;	       /* the id of the cd whose write set this is
 				* (ltx_cd.id): set when the set is made or
 				* grown, never by the fast paths */
-	uintptr_t single_addr; /* LTX_WENTRY_SINGLE: the word stored... */
+	uintptr_t single_addr; /* LTX_WENTRY_SINGLE: the word stored...
+				* (else LTX_WENTRY_NO_SINGLE) */
 	uint64_t single_val;   /* ...and its value (data, mask unused) */
 };
 
@@ -94,6 +95,17 @@ _Static_assert(sizeof(struct ltx_wentry) == 128, "write-set entry size");
  * its commit no mask loop.
  */
 #define LTX_WENTRY_SINGLE 4u
+/*
+ * single_addr of an entry without LTX_WENTRY_SINGLE: an address no load
+ * asks for (misaligned, and above user space), so that single_addr ==
+ * addr alone says the entry is LTX_WENTRY_SINGLE with addr's word
+ * (ltx_inv_load_single).  Every place that makes an entry, or takes the
+ * flag off one, stores it: ltx_inv_lock, lock_orec, chain_entry and
+ * take_held (invisible.c), the visible mode's entries, ltx_wset_expand.
+ * ltx_inv_first_store, the only place that sets the flag, sets
+ * single_addr with it.
+ */
+#define LTX_WENTRY_NO_SINGLE (~(uintptr_t)0)
 /*
  * A head that an irrevocable transaction took from a doomed holder
  * (invisible.c): the holder may still run, unaware, with a snapshot up
@@ -161,6 +173,15 @@ struct ltx_cd {
 	/* warm: slow paths */
 	struct ltx_rentry *rs_base;
 	uintptr_t snapshot; /* global clock value the reads are valid at */
+	/*
+	 * The write set's allocation as the orecs see it (ltx_cd_ws_bounds):
+	 * a locked orec value v points into [ws_base, ws_end) exactly when
+	 * v - ws_key < ws_span (ws_key is ws_base with the lock bit, bytes
+	 * in ws_span), one compare for read after write
+	 * (ltx_inv_load_single).  ws_span 0: no write set.
+	 */
+	uintptr_t ws_key;
+	uintptr_t ws_span;
 	/* tx: the transaction holds the serial token, never fails on a
 	 * conflict, takes every line it reads and waits for holders
 	 * (make_irrevocable) */
@@ -350,6 +371,12 @@ bool ltx_cd_init(struct ltx_cd *cd, struct ltx_stats *stats);
  * when a handler first runs a visible-mode transaction.
  */
 int ltx_cd_take_slot(void);
+
+/*
+ * ltx_cd_ws_bounds: set ws_key and ws_span from ws_base and ws_end, after
+ * the write set is made or moved (by its thread, between its operations).
+ */
+void ltx_cd_ws_bounds(struct ltx_cd *cd);
 
 /* ltx_cd_attach: point cd at the orec table (which exists by then). */
 void ltx_cd_attach(struct ltx_cd *cd);

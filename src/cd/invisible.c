@@ -209,6 +209,7 @@ static struct ltx_wentry *chain_entry(struct ltx_cd *cd, uint32_t head,
 	w->old_version = 0;
 	w->mask = 0;
 	w->flags = LTX_WENTRY_CHAINED;
+	w->single_addr = LTX_WENTRY_NO_SINGLE;
 	w->head = head;
 	w->next = h->next;
 	h->next = (uint32_t)(w - cd->ws_base) + 1;
@@ -244,6 +245,7 @@ static struct ltx_wentry *lock_orec(struct ltx_cd *cd, uintptr_t *orec,
 	w->line = line;
 	w->link = 0;
 	w->mask = 0;
+	w->single_addr = LTX_WENTRY_NO_SINGLE;
 	return w;
 }
 
@@ -281,6 +283,7 @@ static struct ltx_wentry *take_held(struct ltx_cd *cd, uintptr_t *orec,
 		w->next = 0;
 		w->flags = LTX_WENTRY_TAKEN | LTX_WENTRY_BUMP;
 		w->mask = 0;
+		w->single_addr = LTX_WENTRY_NO_SINGLE;
 		if (__atomic_compare_exchange_n(orec, &v, ltx_orec_lock_word(w),
 						false, __ATOMIC_SEQ_CST,
 						__ATOMIC_RELAXED))

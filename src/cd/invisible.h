@@ -111,6 +111,7 @@ ltx_inv_lock(struct ltx_cd *cd, uintptr_t *orec, uintptr_t v, const void *addr)
 	cd->ws_next = w + 1;
 	w->line = (uintptr_t)addr & ~LTX_LINE_MASK;
 	w->link = 0;
+	w->single_addr = LTX_WENTRY_NO_SINGLE;
 	return w;
 }
 
@@ -195,16 +196,35 @@ ltx_inv_fast_store_owned(struct ltx_cd *cd, void *addr, uint64_t val,
 }
 
 /*
- * LT of the aligned word at addr from the orec value v, seen at or above
- * limit by a transaction that the caller knows is not an idle descriptor
- * of the fast paths: read after write, the common case, where v is our
- * lock word on the entry of addr's line (inside our write set, as in
- * ltx_inv_owned_entry: one compare tells a version from a lock word,
- * which v ^ LTX_OREC_LOCKED puts above every entry address) and that
- * line's one store so far is addr's word, kept aside (LTX_WENTRY_SINGLE:
- * whatever else the entry is, a chain's head or marked by tm_free, that
- * word is in single_val).  The answer is the transaction's own data, from
- * its entry: no byte of memory is read, so nothing is checked again.
+ * LT of the word at addr from the orec value *vp, seen at or above limit by
+ * a transaction that the caller knows is not an idle descriptor of the
+ * fast paths: read after write, the common case, where v is our lock word
+ * on the entry of addr's line and that line's one store so far is addr's
+ * word, kept aside (LTX_WENTRY_SINGLE: whatever else the entry is, a
+ * chain's head or marked by tm_free, that word is in single_val).  The
+ * answer is the transaction's own data, from its entry: no byte of memory
+ * is read, so nothing is checked again.  The flag is not tested:
+ * single_addr == addr says it (an entry without it has
+ * LTX_WENTRY_NO_SINGLE there, cd.h).  addr need not be aligned: a
+ * misaligned one never equals single_addr (aligned with the flag, and
+ * LTX_WENTRY_NO_SINGLE is no address a load asks for), so it gets false
+ * (the caller's misaligned path then).  On false, *vp is v again.
+ *
+ * Ours is one compare, v - ws_key < ws_span (ltx_cd_ws_bounds): v points
+ * into our write set's allocation.  Only our own lock words can: another
+ * transaction's lock word points into its own write set, a live
+ * allocation while the orec holds it, and two live allocations do not
+ * overlap.  A lock word left in an orec never outlives its allocation:
+ * grow_writes (invisible.c) moves every lock word of the old set to the
+ * new one (or an irrevocable taker has put its own there) before it frees
+ * the old set, and the allocator orders that free before any later
+ * allocation of the same memory (by us or anyone), hence before our load
+ * of v.  An unlocked v fails the compare (ltx_cd_ws_bounds).  And our
+ * lock word names an entry we hold, below ws_next, at every point where
+ * this thread runs a load: entries are released (their orecs given back)
+ * before ws_next comes down, and taken (ws_next raised) right after the
+ * CAS, with no load of this descriptor in between (a signal handler's
+ * transactions run on a descriptor of their own).
  *
  * The orec holds our lock word only while we hold the line, whatever the
  * transaction's state: an idle descriptor and a transaction doomed by its
@@ -220,18 +240,33 @@ ltx_inv_fast_store_owned(struct ltx_cd *cd, void *addr, uint64_t val,
  * has the same steps.
  */
 static inline __attribute__((always_inline)) bool
-ltx_inv_load_single(const struct ltx_cd *cd, uintptr_t v, const void *addr,
+ltx_inv_load_single(const struct ltx_cd *cd, uintptr_t *vp, const void *addr,
 		    uint64_t *out)
 {
-	const struct ltx_wentry *w =
-		(const struct ltx_wentry *)(v ^ LTX_OREC_LOCKED);
+	uintptr_t off = *vp - cd->ws_key;
+	uintptr_t w;
 
-	if ((uintptr_t)w >= (uintptr_t)cd->ws_next ||
-	    (uintptr_t)w < (uintptr_t)cd->ws_base ||
-	    !(w->flags & LTX_WENTRY_SINGLE) ||
-	    w->single_addr != (uintptr_t)addr)
+	/*
+	 * On a miss *vp is made again, from off or from w: the empty asm
+	 * hides that it is v (and, clobbering memory, that ws_key is the
+	 * value already loaded), so that the compiler keeps no copy of v
+	 * nor of ws_key for the miss: off takes v's register, w off's, and
+	 * the hit path moves nothing.
+	 */
+	if (off >= cd->ws_span) {
+		__asm__("" : "+r"(off) : : "memory");
+		*vp = off + cd->ws_key;
 		return false;
-	*out = w->single_val;
+	}
+	w = (uintptr_t)cd->ws_base + off;
+	/* LTX_WENTRY_SINGLE with addr's word: single_addr == addr says
+	 * both (LTX_WENTRY_NO_SINGLE). */
+	if (((const struct ltx_wentry *)w)->single_addr != (uintptr_t)addr) {
+		__asm__("" : "+r"(w));
+		*vp = w | LTX_OREC_LOCKED;
+		return false;
+	}
+	*out = ((const struct ltx_wentry *)w)->single_val;
 	return true;
 }
 

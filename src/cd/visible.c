@@ -418,6 +418,7 @@ static struct ltx_wentry *write_lock(struct ltx_cd *cd, uintptr_t line,
 	w->old_version = 0;
 	w->mask = 0;
 	w->link = 0;
+	w->single_addr = LTX_WENTRY_NO_SINGLE;
 	return w;
 }
 

@@ -68,6 +68,7 @@ bool ltx_wset_grow(struct ltx_cd *cd, void **old)
 	if (ok) {
 		cd->ws_next = cd->ws_base + used;
 		cd->ws_end = cd->ws_base + cap;
+		ltx_cd_ws_bounds(cd);
 		/* The copied entries keep theirs (cd.h, owner). */
 		for (struct ltx_wentry *w = cd->ws_next; w < cd->ws_end; w++)
 			w->owner = cd->id;

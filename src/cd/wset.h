@@ -20,6 +20,7 @@ static inline void ltx_wset_expand(struct ltx_wentry *w)
 		w->data[off >> 3] = w->single_val;
 		w->mask = (uint64_t)0xff << off;
 		w->flags &= ~LTX_WENTRY_SINGLE;
+		w->single_addr = LTX_WENTRY_NO_SINGLE;
 	}
 }
 

@@ -269,11 +269,11 @@ static inline uintptr_t ltx_checkpoint_sp(const struct ltx_checkpoint *cp)
 
 /*
  * The calling thread's descriptor (never NULL: see ltx_boot_tx).  Exported
- * as tm__self_v3 for <ltx/inline.h>, whose struct tm__head mirrors the
+ * as tm__self_v4 for <ltx/inline.h>, whose struct tm__head mirrors the
  * head of struct ltx_tx (its first two lines) and struct tm__wentry a
  * write-set entry's: change either and the version in the name together.
  */
-#define ltx_self tm__self_v3
+#define ltx_self tm__self_v4
 extern __thread struct ltx_tx *ltx_self
 	__attribute__((tls_model("initial-exec")));
 
@@ -312,6 +312,8 @@ LTX_HEAD_SAME(cd.ws_end, ws_end);
 LTX_HEAD_SAME(cd.ws_base, ws_base);
 LTX_HEAD_SAME(cd.rs_base, rs_base);
 LTX_HEAD_SAME(cd.snapshot, snapshot);
+LTX_HEAD_SAME(cd.ws_key, ws_key);
+LTX_HEAD_SAME(cd.ws_span, ws_span);
 _Static_assert(sizeof(struct tm__head) <= 2 * LTX_LINE_SIZE,
 	       "read after write and begin read the first two lines only");
 #define LTX_WENTRY_SAME(f)                                                     \

@@ -98,9 +98,43 @@ ltx_tx_fast_load(struct ltx_tx *tx, const void *addr, uint64_t *out,
 		/* One test tells the two apart: only an idle descriptor
 		 * begins, and its write set is empty. */
 		if (ltx_int_differs(&tx->status, LTX_IDLE))
-			return ltx_inv_load_single(cd, v, addr, out);
+			return ltx_inv_load_single(cd, seen, addr, out);
 		if (!ltx_tx_fast_begin_idle(tx) || v >= cd->limit)
 			return false;
+	}
+	return ltx_inv_read(cd, orec, v, addr, out);
+}
+
+/*
+ * ltx_tx_fast_load of the word at addr, aligned or not (tm_lt): false for
+ * a misaligned addr, which the caller then loads byte by byte.  The test
+ * of alignment is made where the word would be read, not first: the orec
+ * of any address may be read (a misaligned one only picks an orec to look
+ * at), and read after write needs no test (ltx_inv_load_single: a
+ * misaligned addr never equals single_addr), so that path costs none.  A
+ * caller that gets false must test alignment before using *seen as the
+ * aligned word's (ltx_tx_load_shared).
+ */
+static inline __attribute__((always_inline)) bool
+ltx_tx_fast_load_any(struct ltx_tx *tx, const void *addr, uint64_t *out,
+		     uintptr_t *seen)
+{
+	struct ltx_cd *cd = &tx->cd;
+	uintptr_t *orec = ltx_orec_of(cd, addr);
+	uintptr_t v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
+
+	*seen = v;
+	if (ltx_unlikely(v >= cd->limit)) {
+		/* As in ltx_tx_fast_load; a misaligned load does not begin
+		 * here (the byte path begins). */
+		if (ltx_int_differs(&tx->status, LTX_IDLE))
+			return ltx_inv_load_single(cd, seen, addr, out);
+		if (ltx_unlikely(ltx_misaligned_word(addr)) ||
+		    !ltx_tx_fast_begin_idle(tx) ||
+		    v >= cd->limit)
+			return false;
+	} else if (ltx_unlikely(ltx_misaligned_word(addr))) {
+		return false;
 	}
 	return ltx_inv_read(cd, orec, v, addr, out);
 }
@@ -139,6 +173,36 @@ ltx_tx_fast_load_excl(struct ltx_tx *tx, const void *addr, uint64_t *out)
 
 	if (ltx_unlikely(v >= cd->limit) &&
 	    (!ltx_tx_fast_begin(tx) || v >= cd->limit))
+		return false;
+	x = ltx_load_word((const uint64_t *)addr);
+	w = ltx_inv_lock(cd, orec, v, addr);
+	if (ltx_unlikely(w == NULL))
+		return false;
+	LTX_TEST_FAST_READ(addr);
+	w->mask = 0;
+	*out = x;
+	return true;
+}
+
+/*
+ * ltx_tx_fast_load_excl of the word at addr, aligned or not (tm_ltx):
+ * false for a misaligned addr, tested where the word would be read (the
+ * orec of any address may be read; a begin before the test is the one
+ * the caller's byte path would make).
+ */
+static inline __attribute__((always_inline)) bool
+ltx_tx_fast_load_excl_any(struct ltx_tx *tx, const void *addr, uint64_t *out)
+{
+	struct ltx_cd *cd = &tx->cd;
+	uintptr_t *orec = ltx_orec_of(cd, addr);
+	uintptr_t v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
+	struct ltx_wentry *w;
+	uint64_t x;
+
+	if (ltx_unlikely(v >= cd->limit) &&
+	    (!ltx_tx_fast_begin(tx) || v >= cd->limit))
+		return false;
+	if (ltx_unlikely(ltx_misaligned_word(addr)))
 		return false;
 	x = ltx_load_word((const uint64_t *)addr);
 	w = ltx_inv_lock(cd, orec, v, addr);

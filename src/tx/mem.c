@@ -892,10 +892,11 @@ static __attribute__((noinline)) void free_slow(void *p);
 /*
  * ltx_mem_free's block of an earlier transaction whose lines the inline path
  * did not take (more than one line, a line held already, no room in the
- * write set): take them all (as free_slow), then log the free.
+ * write set): take them all (as free_slow), then log the free.  p first,
+ * where the callers have it (no register moves before the tail call).
  */
-static __attribute__((noinline)) void free_lines(struct ltx_tx *tx, void *p,
-						 size_t size)
+static __attribute__((noinline)) void free_lines(void *p, size_t size,
+						 struct ltx_tx *tx)
 {
 	struct ltx_mem_thread *m = tx->mem;
 
@@ -908,6 +909,39 @@ static __attribute__((noinline)) void free_lines(struct ltx_tx *tx, void *p,
 }
 #endif
 
+#ifndef LTX_DEBUG
+/*
+ * The free of p, a block of an earlier transaction, of size bytes (whole
+ * words), when the log of frees has room: its lines in E, marked to get a
+ * new version (as in free_slow); a block within one line takes it inline.
+ */
+static inline __attribute__((always_inline)) void
+free_earlier(struct ltx_tx *tx, void *p, size_t size)
+{
+	struct ltx_mem_thread *m;
+
+	if (ltx_unlikely(((uintptr_t)p & LTX_LINE_MASK) + size >
+			 LTX_LINE_SIZE) ||
+	    ltx_unlikely(!ltx_tx_fast_take_bumped(tx, p))) {
+		free_lines(p, size, tx);
+		return;
+	}
+	/* The line is ours, the log has room (nothing but this thread
+	 * touches it). */
+	m = tx->mem;
+	m->frees.b[m->frees.n++] = (struct entry){ .p = p, .size = size };
+	log_transaction(tx);
+}
+
+/* The same after the size lookup: a tail call, so that only p lives
+ * across the lookup (one register saved) and the descriptor is read
+ * again here. */
+static __attribute__((noinline)) void free_earlier_self(void *p, size_t size)
+{
+	free_earlier(ltx_self, p, size);
+}
+#endif
+
 /*
  * tm_free's and tm_free_sized's common cases, for the jemalloc backend in
  * a running transaction: the block the transaction allocated last (a block
@@ -916,9 +950,8 @@ static __attribute__((noinline)) void free_lines(struct ltx_tx *tx, void *p,
  * transaction.  size is the block's size in whole words as the caller
  * gave it (tm_free_sized), or 0: look it up.
  * Anything else takes free_slow, which does the same in general.  Only
- * p lives across the size lookup (the descriptor is read again after
- * it), and every other call is a tail call, so the path saves one
- * register.
+ * p lives across the size lookup (free_earlier_self), and every other
+ * call is a tail call.
  */
 static inline __attribute__((always_inline)) void mem_free(void *p,
 							   size_t size)
@@ -929,7 +962,10 @@ static inline __attribute__((always_inline)) void mem_free(void *p,
 	struct entry *e;
 	size_t n;
 
-	if (ltx_unlikely(p == NULL || m == NULL || status_of(tx) != LTX_ACTIVE))
+	/* The status as a memory operand of the compare (a relaxed load,
+	 * as status_of's): one instruction. */
+	if (ltx_unlikely(p == NULL || m == NULL ||
+			 ltx_int_differs(&tx->status, LTX_ACTIVE)))
 		goto slow;
 	n = m->allocs.n;
 	if (n != 0) {
@@ -958,22 +994,10 @@ static inline __attribute__((always_inline)) void mem_free(void *p,
 	if (ltx_unlikely(m->frees.n >= m->frees_fast))
 		goto slow;
 	if (size == 0) {
-		size = ltx_je_sallocx(p, 0);
-		tx = ltx_self;
-	}
-	/* The lines of the block in E, marked to get a new version (as in
-	 * free_slow): a block within one line takes it inline. */
-	if (ltx_unlikely(((uintptr_t)p & LTX_LINE_MASK) + size >
-			 LTX_LINE_SIZE) ||
-	    ltx_unlikely(!ltx_tx_fast_take_bumped(tx, p))) {
-		free_lines(tx, p, size);
+		free_earlier_self(p, ltx_je_sallocx(p, 0));
 		return;
 	}
-	/* The line is ours, the log has room (nothing but this thread
-	 * touches it). */
-	m = tx->mem;
-	m->frees.b[m->frees.n++] = (struct entry){ .p = p, .size = size };
-	log_transaction(tx);
+	free_earlier(tx, p, size);
 	return;
 slow:
 #else
@@ -1032,7 +1056,14 @@ void ltx_mem_free_sized(void *p, size_t size)
 	if (p != NULL && size != 0)
 		check_size(p, size);
 #endif
-	mem_free(p, (size + 7) & ~(size_t)7);
+	size = (size + 7) & ~(size_t)7;
+	/* Looked up: tm_free's.  Otherwise mem_free makes no call but tail
+	 * calls, and this path needs no frame. */
+	if (ltx_unlikely(size == 0)) {
+		ltx_mem_free(p);
+		return;
+	}
+	mem_free(p, size);
 }
 
 static void free_slow(void *p)

@@ -70,8 +70,8 @@
  */
 #define LTX_SERIAL_EXCL ((uintptr_t)1)
 
-/* Exported as tm__serial_v3 for <ltx/inline.h>, whose begin loads it. */
-#define ltx_serial_token tm__serial_v3
+/* Exported as tm__serial_v4 for <ltx/inline.h>, whose begin loads it. */
+#define ltx_serial_token tm__serial_v4
 extern uintptr_t ltx_serial_token;
 _Static_assert(LTX_SERIAL_EXCL == TM__SERIAL_EXCL,
 	       "<ltx/inline.h>'s exclusive bit differs from ltx's");

@@ -304,6 +304,43 @@ START_TEST(test_read_after_write_returns_the_stored_value)
 }
 END_TEST
 
+/*
+ * Read after write answers a word from its entry only while the entry
+ * keeps that word aside: not after a second word of the line turned it
+ * into the general form, not for an entry that an aborted transaction
+ * used for the same word, and a misaligned load of a line whose one store
+ * is a word goes byte by byte (over the stored bytes and memory's).
+ */
+START_TEST(test_read_after_write_only_from_a_word_kept_aside)
+{
+	reset_words();
+	/* The descriptor made, so that the stores below take the fast
+	 * path, which keeps a lone word aside. */
+	ck_assert_uint_eq(tm_lt(&words[0][0]), 0);
+	ck_assert(tm_commit());
+	tm_st(&words[14][0], 1);
+	tm_st(&words[14][1], 2); /* the general form */
+	tm_st(&words[14][0], 3);
+	ck_assert_uint_eq(tm_lt(&words[14][0]), 3);
+	ck_assert_uint_eq(tm_lt(&words[14][1]), 2);
+	ck_assert(tm_commit());
+	ck_assert_uint_eq(words[14][0], 3);
+	/* The first entry of an aborted transaction, then of an LTX. */
+	tm_st(&words[16][0], 5);
+	tm_abort();
+	ck_assert_uint_eq(tm_ltx(&words[16][0]), 128);
+	ck_assert_uint_eq(tm_lt(&words[16][0]), 128);
+	ck_assert(tm_commit());
+	/* Misaligned, on the line of a word kept aside. */
+	words[15][1] = 0x11;
+	tm_st(&words[15][0], 0x0807060504030201);
+	ck_assert_uint_eq(tm_lt((char *)&words[15][0] + 1),
+			  0x1108070605040302);
+	ck_assert_uint_eq(tm_lt(&words[15][0]), 0x0807060504030201);
+	ck_assert(tm_commit());
+}
+END_TEST
+
 START_TEST(test_ltx_without_store_changes_nothing)
 {
 	reset_words();
@@ -524,6 +561,7 @@ int main(void)
 	tcase_add_test(tc, test_commit_writes_back_only_dirty_bytes);
 	tcase_add_test(tc, test_stores_to_a_held_line_merge);
 	tcase_add_test(tc, test_read_after_write_returns_the_stored_value);
+	tcase_add_test(tc, test_read_after_write_only_from_a_word_kept_aside);
 	tcase_add_test(tc, test_ltx_without_store_changes_nothing);
 	tcase_add_test(tc, test_large_transactions_grow_their_logs);
 	tcase_add_test(tc,

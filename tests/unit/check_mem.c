@@ -447,6 +447,31 @@ START_TEST(test_free_sized_follows_free_rules)
 }
 END_TEST
 
+/*
+ * A block the transaction freed is still its own to read: the load
+ * answers memory's word, not a word that an aborted transaction stored
+ * there through the same write-set entry (which tm_free's fast path
+ * takes again for the block's line).
+ */
+START_TEST(test_read_of_a_block_the_transaction_freed)
+{
+	uint64_t *p = tm_malloc(64);
+
+	ck_assert_ptr_nonnull(p);
+	p[0] = 9;
+	(void)tm_lt(&slot);
+	tm_free(tm_malloc(8)); /* the log is made */
+	ck_assert(tm_commit());
+	(void)tm_lt(&slot);
+	tm_st(&p[0], 5);
+	tm_abort();
+	(void)tm_lt(&slot);
+	tm_free_sized(p, 64);
+	ck_assert_uint_eq(tm_lt(&p[0]), 9);
+	ck_assert(tm_commit());
+}
+END_TEST
+
 /* A sorted linked list of tm_malloc'd nodes, with a sentinel head. */
 struct node {
 	long key;
@@ -719,6 +744,7 @@ int main(void)
 	tcase_add_test(tc, test_doomed_reader_never_sees_sized_freed_block);
 	tcase_add_test(tc, test_sized_free_of_several_lines_dooms_older_reader);
 	tcase_add_test(tc, test_free_sized_follows_free_rules);
+	tcase_add_test(tc, test_read_of_a_block_the_transaction_freed);
 #ifdef LTX_DEBUG
 	tcase_add_test_raise_signal(tc, test_double_free_is_reported, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_foreign_pointer_is_reported,
