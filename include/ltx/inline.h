@@ -188,7 +188,8 @@ not_below:
 		 * not looked up again. */
 		if (off >= tx->ws_span) {
 			__asm__("" : "+r"(off) : : "memory");
-			return tm__lt_seen_v4(addr, off + (uintptr_t)tx->ws_base);
+			return tm__lt_seen_v4(addr,
+					      off + (uintptr_t)tx->ws_base);
 		}
 		w = (const struct tm__wentry *)((uintptr_t)tx->ws_base + off);
 		/* Only an entry with TM__SINGLE has an address there

@@ -73,9 +73,7 @@ ltx_misaligned_word(const void *p)
 {
 	bool misaligned;
 
-	__asm__ __volatile__("testb $7, %b1"
-			     : "=@ccnz"(misaligned)
-			     : "q"(p));
+	__asm__ __volatile__("testb $7, %b1" : "=@ccnz"(misaligned) : "q"(p));
 	return misaligned;
 }
 

@@ -130,8 +130,7 @@ ltx_tx_fast_load_any(struct ltx_tx *tx, const void *addr, uint64_t *out,
 		if (ltx_int_differs(&tx->status, LTX_IDLE))
 			return ltx_inv_load_single(cd, seen, addr, out);
 		if (ltx_unlikely(ltx_misaligned_word(addr)) ||
-		    !ltx_tx_fast_begin_idle(tx) ||
-		    v >= cd->limit)
+		    !ltx_tx_fast_begin_idle(tx) || v >= cd->limit)
 			return false;
 	} else if (ltx_unlikely(ltx_misaligned_word(addr))) {
 		return false;

@@ -953,8 +953,7 @@ static __attribute__((noinline)) void free_earlier_self(void *p, size_t size)
  * p lives across the size lookup (free_earlier_self), and every other
  * call is a tail call.
  */
-static inline __attribute__((always_inline)) void mem_free(void *p,
-							   size_t size)
+static inline __attribute__((always_inline)) void mem_free(void *p, size_t size)
 {
 #ifndef LTX_DEBUG
 	struct ltx_tx *tx = ltx_self;

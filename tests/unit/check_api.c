@@ -334,8 +334,7 @@ START_TEST(test_read_after_write_only_from_a_word_kept_aside)
 	/* Misaligned, on the line of a word kept aside. */
 	words[15][1] = 0x11;
 	tm_st(&words[15][0], 0x0807060504030201);
-	ck_assert_uint_eq(tm_lt((char *)&words[15][0] + 1),
-			  0x1108070605040302);
+	ck_assert_uint_eq(tm_lt((char *)&words[15][0] + 1), 0x1108070605040302);
 	ck_assert_uint_eq(tm_lt(&words[15][0]), 0x0807060504030201);
 	ck_assert(tm_commit());
 }
