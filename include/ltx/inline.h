@@ -86,10 +86,10 @@ struct tm__head {
  * a begin clears: past the two lines above (src/tx/desc.h checks it). */
 #define TM__CAUSE_OFFSET 212
 
-/* The library's tm_lt of the word at addr (aligned or not) once the
- * inline code has read v from its ownership record and found it at or
- * above the limit of a descriptor that is not idle; flipped is
- * v ^ TM__OREC_LOCKED (src/api/api.c). */
+/* The library's tm_lt of the aligned word at addr once the inline code
+ * has read v from its ownership record and found it at or above the limit
+ * of a descriptor that is not idle; flipped is v ^ TM__OREC_LOCKED
+ * (src/api/api.c). */
 uint64_t tm__lt_seen_v4(const void *addr, uintptr_t flipped);
 
 #if !defined(LTX_INTERNAL) && defined(__x86_64__) && defined(__GNUC__) &&      \
@@ -140,10 +140,17 @@ tm__lt_inline(const void *addr)
 	uint64_t x;
 	bool changed;
 
-	/* The orec hash of src/rt/hash.h and src/cd/orec.h, of any address:
-	 * alignment is tested where the word would be read (read after
-	 * write needs no test: a misaligned addr never equals single_addr;
-	 * src/tx/fast.h ltx_tx_fast_load_any). */
+	/* The descriptor of this load (no instruction): where two loads
+	 * follow a branch, the compiler may otherwise load the hash's
+	 * fields into registers once, before it, instead of using them as
+	 * memory operands in each. */
+	__asm__ __volatile__("" : "+r"(tx));
+	/* First, unlike the library's tm_lt (ltx_tx_fast_load_any): after
+	 * the orec's test here, it made callers' code longer (GCC merged
+	 * the two loads of a tree walk's branches behind an extra jump). */
+	if (__builtin_expect(a & 7, 0))
+		goto out_of_line;
+	/* The orec hash of src/rt/hash.h and src/cd/orec.h. */
 	orec = (uintptr_t *)((char *)tx->hot.orecs +
 			     ((((a >> 6) * tx->hot.orec_mul) >> 29) &
 			      tx->hot.orec_mask));
@@ -152,8 +159,6 @@ tm__lt_inline(const void *addr)
 	if (__builtin_expect(v >= tx->hot.limit, 0))
 		goto not_below;
 read:
-	if (__builtin_expect(a & 7, 0))
-		goto out_of_line;
 	/* Plain movs, kept in order by volatile: the word, then the record
 	 * again (an aligned word load never crosses a page). */
 	__asm__ __volatile__("movq %1, %0"

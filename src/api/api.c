@@ -23,30 +23,31 @@ static __attribute__((noinline)) uint64_t load_misaligned(const void *addr)
 	return ltx_access_load_sized(addr, sizeof(tm_word_t), false);
 }
 
-/* The alignment test is off the read-after-write path
- * (ltx_tx_fast_load_any). */
-tm_word_t tm_lt(const void *addr)
+/* tm_lt and tm_lt_u64: the alignment test is off the read-after-write
+ * path (ltx_tx_fast_load_any). */
+static inline __attribute__((always_inline)) uint64_t lt_word(const void *addr)
 {
 	struct ltx_tx *tx = ltx_self;
 	uintptr_t v;
 	uint64_t x;
 
 	if (ltx_tx_fast_load_any(tx, addr, &x, &v))
-		return (tm_word_t)x;
+		return x;
 	if (ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))
-		return (tm_word_t)load_misaligned(addr);
-	return (tm_word_t)ltx_tx_load_shared(addr, tx, v);
+		return load_misaligned(addr);
+	return ltx_tx_load_shared(addr, tx, v);
+}
+
+tm_word_t tm_lt(const void *addr)
+{
+	return (tm_word_t)lt_word(addr);
 }
 
 /* Exported for <ltx/inline.h>, which declares it (flipped: the orec value
- * it saw with the lock bit flipped, which it has at hand).  The inline
- * code tests alignment only where it would read the word, so addr may be
- * misaligned here. */
+ * it saw with the lock bit flipped, which it has at hand). */
 __attribute__((visibility("default"))) uint64_t
 tm__lt_seen_v4(const void *addr, uintptr_t flipped)
 {
-	if (ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))
-		return load_misaligned(addr);
 	return ltx_tx_load_shared(addr, ltx_self, flipped ^ LTX_OREC_LOCKED);
 }
 
@@ -64,18 +65,23 @@ static __attribute__((noinline)) uint64_t load_excl_slow(const void *addr,
 	return ltx_tx_load(tx, addr, true);
 }
 
-/* The alignment test is made where the word is read, after the orec's
- * (ltx_tx_fast_load_excl_any). */
-tm_word_t tm_ltx(const void *addr)
+/* tm_ltx and tm_ltx_u64: the alignment test is made where the word is
+ * read, after the orec's (ltx_tx_fast_load_excl_any). */
+static inline __attribute__((always_inline)) uint64_t ltx_word(const void *addr)
 {
 	struct ltx_tx *tx = ltx_self;
 	uint64_t x;
 
 	if (ltx_tx_fast_load_excl_any(tx, addr, &x))
-		return (tm_word_t)x;
+		return x;
 	if (ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))
-		return (tm_word_t)load_misaligned_excl(addr);
-	return (tm_word_t)load_excl_slow(addr, tx);
+		return load_misaligned_excl(addr);
+	return load_excl_slow(addr, tx);
+}
+
+tm_word_t tm_ltx(const void *addr)
+{
+	return (tm_word_t)ltx_word(addr);
 }
 
 /* A misaligned store goes byte by byte (it may straddle two lines). */
@@ -108,9 +114,10 @@ uint32_t tm_lt_u32(const void *addr)
 	return (uint32_t)ltx_access_load_sized(addr, 4, false);
 }
 
+/* As tm_lt (a misaligned one goes byte by byte there too). */
 uint64_t tm_lt_u64(const void *addr)
 {
-	return ltx_access_load_sized(addr, 8, false);
+	return lt_word(addr);
 }
 
 uint8_t tm_ltx_u8(const void *addr)
@@ -128,9 +135,10 @@ uint32_t tm_ltx_u32(const void *addr)
 	return (uint32_t)ltx_access_load_sized(addr, 4, true);
 }
 
+/* As tm_ltx. */
 uint64_t tm_ltx_u64(const void *addr)
 {
-	return ltx_access_load_sized(addr, 8, true);
+	return ltx_word(addr);
 }
 
 #define STORE_SIZED(name, type)                                                \
