@@ -6,6 +6,7 @@
 #include <ltx/tm.h>
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,29 @@ static struct ltx_itm_thread *fresh_state(struct ltx_tx *tx)
 	return t;
 }
 
+/*
+ * tx's state and its handler descriptor's, made now, outside any handler
+ * if tx is a thread's own.  Signals wait meanwhile: stack_bounds takes a
+ * lock of libc's (pthread_getattr_np), and a handler's first GCC
+ * transaction, landing there, would make its own state and wait for that
+ * lock for ever.  Blocked, they are delivered once both states are made.
+ * Once per thread (and per thread that takes the descriptor after it).
+ */
+static __attribute__((noinline)) struct ltx_itm_thread *
+fresh_states(struct ltx_tx *tx)
+{
+	struct ltx_itm_thread *t;
+	sigset_t all, saved;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved);
+	t = fresh_state(tx);
+	if (tx->handler_tx != NULL)
+		(void)fresh_state(tx->handler_tx);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	return t;
+}
+
 struct ltx_itm_thread *ltx_itm_thread_get(void)
 {
 	struct ltx_tx *tx = ltx_self;
@@ -126,11 +150,7 @@ struct ltx_itm_thread *ltx_itm_thread_get(void)
 	t = tx->frontend;
 	if (ltx_likely(t != NULL && t->takes == tx->takes))
 		return t;
-	t = fresh_state(tx);
-	/* Its handler descriptor's state too, now, outside any handler. */
-	if (tx->handler_tx != NULL)
-		(void)fresh_state(tx->handler_tx);
-	return t;
+	return fresh_states(tx);
 }
 
 static bool single_thread_serial(void)

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -109,6 +110,15 @@ static bool is_fault_signal(int sig)
 	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE;
 }
 
+/* A signal the kernel raised for the instruction that runs (a fault, a
+ * trap, a bad system call): it comes again if the handler is put off. */
+static bool is_synchronous(int sig, const siginfo_t *si)
+{
+	return (is_fault_signal(sig) || sig == SIGILL || sig == SIGTRAP ||
+		sig == SIGSYS) &&
+	       si != NULL && si->si_code > 0;
+}
+
 static bool is_handler(const struct sigaction *sa)
 {
 	return sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN;
@@ -146,6 +156,57 @@ static void default_fault(int sig, const siginfo_t *si)
 		raise(sig);
 }
 
+__thread uint64_t ltx_signal_deferred
+	__attribute__((tls_model("initial-exec")));
+
+/*
+ * Defer sig (rt/signal.h): blocked first, so that the copy sent next
+ * stays pending even under SA_NODEFER, and in the interrupted context's
+ * mask, which the kernel restores on return.  Its bit is set before the
+ * send: nothing but this thread reads it, and the release of the token
+ * that looks at it (tx/serial.h) runs in this thread after the handler
+ * returns.  Returns false, with the signal unblocked again, if it could
+ * not be sent (a full queue of real-time signals): the handler then runs
+ * now.
+ */
+static bool defer(int sig, const siginfo_t *si, ucontext_t *uc)
+{
+	uint64_t bit = (uint64_t)1 << (sig - 1);
+	siginfo_t again = *si;
+	sigset_t one;
+
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_BLOCK, &one, NULL);
+	ltx_signal_deferred |= bit;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* To the thread itself, any si_code is allowed (a copy of what the
+	 * kernel sent, with the sender's pid and uid). */
+	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), (pid_t)syscall(SYS_gettid),
+		    sig, &again) != 0) {
+		ltx_signal_deferred &= ~bit;
+		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+		return false;
+	}
+	sigaddset(&uc->uc_sigmask, sig);
+	return true;
+}
+
+void ltx_signal_deliver_deferred(void)
+{
+	uint64_t bits = ltx_signal_deferred;
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (int sig = 1; sig <= 64 && sig < NSIG; sig++)
+		if (bits & ((uint64_t)1 << (sig - 1)))
+			sigaddset(&set, sig);
+	/* Cleared first: a handler that runs at the unblock sees none. */
+	ltx_signal_deferred = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
 static void wrapper(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
@@ -163,6 +224,14 @@ static void wrapper(int sig, siginfo_t *si, void *uc)
 	if (fault && hooks.fault != NULL)
 		hooks.fault(sig, uc);
 	app_get(sig, &app);
+	/* Not a one-shot handler: the kernel has already put the default
+	 * action back, which the copy sent again would meet. */
+	if (is_handler(&app) && !(app.sa_flags & SA_RESETHAND) && si != NULL &&
+	    !is_synchronous(sig, si) && sig <= 64 && hooks.defer != NULL &&
+	    hooks.defer(uc) && defer(sig, si, uc)) {
+		errno = saved_errno;
+		return;
+	}
 	token = hooks.enter != NULL ? hooks.enter(sig, is_handler(&app)) : NULL;
 	if (!is_handler(&app)) {
 		/* Only the fault signals are wrapped without a handler. */

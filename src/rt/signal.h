@@ -4,6 +4,7 @@
 #define LTX_RT_SIGNAL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /*
  * ltx interposes sigaction(2), signal(3), bsd_signal and sysv_signal
@@ -18,12 +19,24 @@
  * (tx/signal.c says what they do to a transaction):
  *  1. for a fault (SIGSEGV/SIGBUS/SIGFPE raised by an instruction), fault;
  *     it may restart a transaction and not return;
- *  2. enter, told whether the application's handler will run;
- *  3. the application's handler, exactly once;
- *  4. leave, with what enter returned;
+ *  2. for any other signal the application catches, defer; if it says so,
+ *     the signal is deferred (below) and nothing else runs now;
+ *  3. enter, told whether the application's handler will run;
+ *  4. the application's handler, exactly once;
+ *  5. leave, with what enter returned;
  * and for a fault with no application handler, restores the default
  * action so that the instruction re-executes and the process dies of the
  * signal, with its core dump.
+ *
+ * A deferred signal is blocked in the thread's signal mask (in the
+ * interrupted context's too, which the kernel restores when the wrapper
+ * returns) and sent again to the thread with its siginfo
+ * (rt_tgsigqueueinfo), so that it is pending, and its bit is set in
+ * ltx_signal_deferred.  ltx_signal_deliver_deferred unblocks it: the
+ * kernel delivers it then, with a fresh context, and the wrapper runs the
+ * application's handler as for any signal.  Blocked and sent again, not
+ * kept aside: sigpending(2) shows it, and a second instance of a standard
+ * signal merges with it as the kernel merges them anyway.
  */
 struct ltx_signal_hooks {
 	/* fault: a fault signal sig raised by an instruction; uc is the
@@ -34,7 +47,24 @@ struct ltx_signal_hooks {
 	void *(*enter)(int sig, bool handler);
 	/* leave: the application's handler returned. */
 	void (*leave)(void *token);
+	/* defer: whether an asynchronous signal (not a fault raised by an
+	 * instruction) with an application handler must wait; uc is the
+	 * handler's ucontext_t. */
+	bool (*defer)(void *uc);
 };
+
+/*
+ * The signals deferred on this thread, bit sig - 1 for signal sig; 0 for
+ * none.  Thread-local, written by the thread's wrapper and by
+ * ltx_signal_deliver_deferred only.
+ */
+extern __thread uint64_t ltx_signal_deferred
+	__attribute__((tls_model("initial-exec")));
+
+/* ltx_signal_deliver_deferred: unblock the thread's deferred signals (the
+ * kernel delivers them now) and clear ltx_signal_deferred.  In a fork
+ * child, where nothing is pending any more, it only unblocks them. */
+void ltx_signal_deliver_deferred(void);
 
 /*
  * ltx_signal_init: set the hooks and take over SIGSEGV, SIGBUS and SIGFPE

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "rt/signal.h"
 #include "tx/desc.h"
 
 /*
@@ -116,6 +117,13 @@ static inline void ltx_serial_release(struct ltx_tx *tx)
 	/* Release: pairs with the acquire CAS of the next holder, and with
 	 * the token loads of transactions waiting to begin. */
 	__atomic_store_n(&ltx_serial_token, 0, __ATOMIC_RELEASE);
+	/* The signals deferred while this thread held it (tx/signal.c,
+	 * on_defer) are delivered now.  Looked at after the store: a signal
+	 * that lands before it is deferred and seen here, one that lands
+	 * after it runs its handler at once. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (ltx_unlikely(ltx_signal_deferred != 0))
+		ltx_signal_deliver_deferred();
 }
 
 /* ltx_serial_exclusive: whether tx holds the token exclusive. */

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <ltx/tm.h>
 
+#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 #include "rt/jump.h"
 #include "rt/signal.h"
 #include "tx/desc.h"
+#include "tx/serial.h"
 #include "tx/tx.h"
 
 /*
@@ -29,7 +31,9 @@
  *    touch the interrupted one; a handler interrupting such a handler gets
  *    ltx_refuse_tx (its transactions fail at once);
  *  - leave: a transaction the handler left open is abandoned, and ltx_self
- *    points to the interrupted descriptor again.
+ *    points to the interrupted descriptor again;
+ *  - defer: an asynchronous signal that lands while the thread holds the
+ *    serial token waits until the token is given back (on_defer).
  */
 
 /*
@@ -226,12 +230,67 @@ static void on_jump(uintptr_t sp)
 		ltx_tx_abort(tx); /* no backoff: nobody retries it */
 }
 
+/*
+ * Whether the interrupted context is at a system call (x86-64): the kernel
+ * interrupted a blocking one, which returns -EINTR after the syscall
+ * instruction, or will restart it, with the instruction pointer moved back
+ * onto it (SA_RESTART, and the restart_syscall convention); or the signal
+ * landed just before one.  Read only within the instruction's page.
+ */
+static bool at_syscall(const ucontext_t *uc)
+{
+#if defined(__x86_64__)
+	const unsigned char *ip =
+		(const unsigned char *)uc->uc_mcontext.gregs[REG_RIP];
+	uintptr_t off = (uintptr_t)ip & 4095;
+
+	if (off <= 4094 && ip[0] == 0x0f && ip[1] == 0x05)
+		return true;
+	return off >= 2 && uc->uc_mcontext.gregs[REG_RAX] == -EINTR &&
+	       ip[-2] == 0x0f && ip[-1] == 0x05;
+#else
+	(void)uc;
+	return false;
+#endif
+}
+
+/*
+ * A signal whose handler would run while this thread holds the serial
+ * token (an irrevocable transaction, or an exclusive one: GCC's serial
+ * modes, a GCC transaction of a thread alone) waits until the token is
+ * given back (tx/serial.h, ltx_serial_release): such a transaction cannot
+ * be doomed, and a transaction in the handler would wait for the token
+ * for ever (the exclusive strength, or the serial fallback of one that
+ * meets a line the holder keeps), with its holder stopped under it.  So
+ * the handler runs right after the transaction, and transactions in it
+ * run as on any thread.  The token names its holder's descriptor; the
+ * thread's own stores to it are in order for its handler, and no other
+ * thread stores this descriptor there, so a relaxed load tells.  Counted
+ * from the CAS that takes the token, not from the flag or the status, so
+ * that the steps around them (taking it before the begin, giving it back
+ * after the end) are covered too.  Not deferred: a signal that interrupts
+ * a system call (a blocking read in an irrevocable transaction must still
+ * see its EINTR, and the program's Ctrl-C handler must still run), where
+ * the handler runs at once as before, and transactions in it would wait.
+ */
+static bool on_defer(void *uc)
+{
+	struct ltx_tx *cur = ltx_self;
+	uintptr_t token = __atomic_load_n(&ltx_serial_token, __ATOMIC_RELAXED);
+
+	if (cur == &ltx_boot_tx || cur == &ltx_refuse_tx ||
+	    (token & ~LTX_SERIAL_EXCL) != (uintptr_t)cur)
+		return false;
+	return !at_syscall(uc);
+}
+
 void ltx_tx_signals_init(void)
 {
 	static const struct ltx_signal_hooks hooks = {
 		.fault = on_fault,
 		.enter = on_enter,
 		.leave = on_leave,
+		.defer = on_defer,
 	};
 
 	ltx_signal_init(&hooks);

@@ -5,6 +5,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,6 +396,10 @@ static void fork_child(void)
 	}
 	if (token_holder != NULL && !fork_kept(token_holder, me))
 		__atomic_store_n(&ltx_serial_token, 0, __ATOMIC_RELEASE);
+	/* Signals deferred in the parent stay blocked in the child's mask,
+	 * and none is pending here: unblock them. */
+	if (ltx_signal_deferred != 0)
+		ltx_signal_deliver_deferred();
 	__atomic_store_n(&ltx_tx_live_threads, me != NULL ? 1 : 0,
 			 __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&registry_lock);
@@ -453,12 +458,36 @@ struct ltx_tx *ltx_tx_registry(void)
 	return __atomic_load_n(&registry, __ATOMIC_ACQUIRE);
 }
 
+static struct ltx_tx *take_descriptor(void);
+
+/*
+ * The thread's descriptor, taken on its first use.  Taking it locks the
+ * registry and allocates: a signal handler that began a transaction in
+ * the middle would find the thread without one and take it again, or wait
+ * for the lock for ever.  So signals wait meanwhile (blocked, then
+ * delivered when the descriptor is the thread's: transactions in their
+ * handlers get its handler twin).  Once per thread.
+ */
 struct ltx_tx *ltx_tx_self(void)
 {
 	struct ltx_tx *tx = ltx_self;
+	sigset_t all, saved;
 
 	if (tx != &ltx_boot_tx)
 		return tx;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved);
+	tx = ltx_self; /* a handler took it just before the block */
+	if (tx == &ltx_boot_tx)
+		tx = take_descriptor();
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	return tx;
+}
+
+static struct ltx_tx *take_descriptor(void)
+{
+	struct ltx_tx *tx;
+
 	pthread_once(&init_once, global_init);
 	if (init_error)
 		return NULL;

@@ -264,4 +264,25 @@ else
 	echo "FAIL: alone_churn does not build"
 	fail=1
 fi
+# A signal handler that runs GCC transactions, on a thread whose own
+# transactions run uninstrumented (alone: the serial token held) or
+# instrumented (ltx only: under libitm the first case waits for ever).
+if $CC -O2 -fgnu-tm -pthread -I"$srcdir/itm" "$srcdir/itm/handler_tx.c" \
+	-o "$work/handler_tx.ltx" -Wl,--no-as-needed -L"$LTXLIBDIR" -lltx \
+	-Wl,-rpath,"$(dirname "$LTXLIB")"; then
+	for m in $modes; do
+		n=
+		LTX_MODE=$m LTX_ITM_REPORT=1 "$work/handler_tx.ltx" 1 \
+			>"$work/out" 2>"$work/err"
+		rc=$?
+		check "handler_tx 1 thread, -lltx, $m" yes
+		LTX_MODE=$m LTX_ITM_REPORT=1 LTX_ITM_SERIAL=never \
+			"$work/handler_tx.ltx" 1 >"$work/out" 2>"$work/err"
+		rc=$?
+		check "handler_tx 1 thread, -lltx, instrumented, $m" yes
+	done
+else
+	echo "FAIL: handler_tx does not build"
+	fail=1
+fi
 exit $fail

@@ -11,7 +11,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -172,20 +174,106 @@ START_TEST(test_handler_transaction_runs_in_the_mode_set_since)
 }
 END_TEST
 
+/*
+ * A signal that lands in an irrevocable transaction does not doom it: its
+ * handler runs when the transaction ends, not inside it (the transaction
+ * holds the serial token: tx/signal.c, on_defer).
+ */
 START_TEST(test_irrevocable_transaction_is_not_doomed_by_signal)
 {
+	sigset_t pending;
+
 	if (!ltx_test_use_mode(_i))
 		return;
 	ltx_test_set_handler(SIGUSR1, count_hit, 0);
 	a = 1;
 	hits = 0;
+	handler_saw_tx = 1;
 	ck_assert(tm_irrevocable());
 	tm_st(&a, 2);
 	raise(SIGUSR1);
-	ck_assert_int_eq(hits, 1);
+	ck_assert_int_eq(hits, 0);
+	/* Pending, as a blocked signal is. */
+	ck_assert_int_eq(sigpending(&pending), 0);
+	ck_assert(sigismember(&pending, SIGUSR1));
 	ck_assert(tm_commit());
+	ck_assert_int_eq(hits, 1);
+	ck_assert_int_eq(handler_saw_tx, 0);
 	ck_assert_uint_eq(a, 2);
+	/* Delivered once, and no longer blocked. */
+	ck_assert_int_eq(sigpending(&pending), 0);
+	ck_assert(!sigismember(&pending, SIGUSR1));
+	raise(SIGUSR1);
+	ck_assert_int_eq(hits, 2);
 	signal(SIGUSR1, SIG_DFL);
+}
+END_TEST
+
+static void handler_increments_a(int sig)
+{
+	(void)sig;
+	hits++;
+	TM_ATOMIC
+		tm_st(&a, tm_lt(&a) + 1);
+}
+
+/*
+ * A handler's transaction on the line an interrupted irrevocable
+ * transaction holds.  Run inside it, the handler's transaction could
+ * never have the line (the holder does not let go of it until it
+ * commits, and it does not run again until the handler returns), and its
+ * serial fallback would wait for the token for ever.  It runs after the
+ * commit, and sees it.
+ */
+START_TEST(test_handler_transaction_runs_after_the_irrevocable_one)
+{
+	if (!ltx_test_use_mode(_i))
+		return;
+	ltx_test_set_handler(SIGUSR1, handler_increments_a, 0);
+	a = 1;
+	hits = 0;
+	ck_assert(tm_irrevocable());
+	tm_st(&a, tm_lt(&a) + 1);
+	raise(SIGUSR1);
+	ck_assert_int_eq(hits, 0);
+	ck_assert_uint_eq(tm_lt(&a), 2);
+	ck_assert(tm_commit());
+	ck_assert_int_eq(hits, 1);
+	ck_assert_uint_eq(a, 3);
+	signal(SIGUSR1, SIG_DFL);
+}
+END_TEST
+
+static int alarm_pipe[2];
+
+/*
+ * A blocking system call in an irrevocable transaction is still
+ * interrupted by a signal: its handler runs at once, and the call fails
+ * with EINTR (no SA_RESTART), as without a transaction.
+ */
+START_TEST(test_blocking_call_in_irrevocable_transaction_sees_eintr)
+{
+	struct itimerval it = { { 0, 0 }, { 0, 50000 } };
+	char c;
+	ssize_t n;
+
+	if (!ltx_test_use_mode(_i))
+		return;
+	ck_assert_int_eq(pipe(alarm_pipe), 0);
+	ltx_test_set_handler(SIGALRM, count_hit, 0);
+	hits = 0;
+	ck_assert(tm_irrevocable());
+	tm_st(&a, 5);
+	ck_assert_int_eq(setitimer(ITIMER_REAL, &it, NULL), 0);
+	n = read(alarm_pipe[0], &c, 1); /* nobody writes: blocks */
+	ck_assert_int_eq(n, -1);
+	ck_assert_int_eq(errno, EINTR);
+	ck_assert_int_eq(hits, 1); /* at once, in the transaction */
+	ck_assert(tm_commit());
+	ck_assert_uint_eq(a, 5);
+	signal(SIGALRM, SIG_DFL);
+	close(alarm_pipe[0]);
+	close(alarm_pipe[1]);
 }
 END_TEST
 
@@ -334,12 +422,22 @@ int main(void)
 	tcase_add_loop_test(
 		tc, test_irrevocable_transaction_is_not_doomed_by_signal, 0,
 		LTX_TEST_NMODES);
+	tcase_add_loop_test(
+		tc, test_blocking_call_in_irrevocable_transaction_sees_eintr, 0,
+		LTX_TEST_NMODES);
 	tcase_add_loop_test(tc,
 			    test_zombie_dereferencing_unmapped_memory_restarts,
 			    0, LTX_TEST_NMODES);
 	tcase_add_loop_test(tc,
 			    test_null_dereference_in_valid_transaction_kills, 0,
 			    LTX_TEST_NMODES);
+	suite_add_tcase(s, tc);
+	/* A hang is the failure here: a short timeout. */
+	tc = tcase_create("deferred");
+	tcase_set_timeout(tc, 20);
+	tcase_add_loop_test(
+		tc, test_handler_transaction_runs_after_the_irrevocable_one, 0,
+		LTX_TEST_NMODES);
 	suite_add_tcase(s, tc);
 	return ltx_test_run(s);
 }

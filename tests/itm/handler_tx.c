@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/* -fgnu-tm test: a signal handler runs GCC transactions of its own. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "itm-test.h"
+
+/* Each thread runs until the handler ran TICKS times, at most MAX_ITERS. */
+#define TICKS	  300
+#define MAX_ITERS 20000000
+
+/*
+ * SIGALRM every 200 microseconds, taken by the threads while they run
+ * transactions, and its handler runs a GCC transaction too, on data of its
+ * own.  ltx only: under libitm a handler's transaction waits for ever when
+ * its thread is in a serial transaction (one thread, the default).  Under
+ * ltx a signal that lands while its thread holds the serial token (a
+ * thread alone runs its GCC transactions uninstrumented, holding it; the
+ * serial fallback holds it too) has its handler run when the token is
+ * given back; in an instrumented transaction the signal dooms it and the
+ * handler's transaction runs on the thread's handler descriptor.  Every
+ * transaction's effect happens exactly once, the handler's included, and
+ * nothing waits for ever: a watchdog (SIGUSR2 from a timer, no
+ * transaction in its handler) ends a run that hangs.  (The handler keeps
+ * to its own lines: one that needs a line its interrupted thread is
+ * writing back at its commit would wait for it for ever; see ltx(7).)
+ */
+static volatile sig_atomic_t ticks;
+static long pair[2], done;
+/* The handler's, on a line of their own (nothing else on it). */
+static struct {
+	long pair[2];
+	long done;
+} __attribute__((aligned(64))) h;
+#define hpair h.pair
+#define hdone h.done
+static char h_pad[64] __attribute__((aligned(64), used));
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	__transaction_atomic
+	{
+		hpair[0]++;
+		hpair[1] = hpair[0];
+		hdone++;
+	}
+	ticks++;
+}
+
+static void on_watchdog(int sig)
+{
+	static const char msg[] = "handler_tx: no progress in 60 s (a "
+				  "transaction waits for ever)\n";
+
+	(void)sig;
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(2);
+}
+
+static void *worker(void *arg)
+{
+	sigset_t alrm;
+
+	(void)arg;
+	/* The workers take the signal, not the main thread that waits for
+	 * them (which blocks it: the kernel would pick that idle thread). */
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	CHECK(pthread_sigmask(SIG_UNBLOCK, &alrm, NULL) == 0);
+	for (long i = 0; i < MAX_ITERS && ticks < TICKS; i++) {
+		__transaction_atomic
+		{
+			pair[0]++;
+			pair[1] = pair[0];
+			done++;
+		}
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int n = nthreads_arg(argc, argv);
+	struct itimerval it = { { 0, 200 }, { 0, 200 } };
+	struct itimerval off;
+	struct sigaction sa;
+	struct sigevent ev;
+	struct itimerspec wd = { { 0, 0 }, { 60, 0 } };
+	timer_t watchdog;
+	sigset_t alrm;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_watchdog;
+	CHECK(sigaction(SIGUSR2, &sa, NULL) == 0);
+	memset(&ev, 0, sizeof(ev));
+	ev.sigev_notify = SIGEV_SIGNAL;
+	ev.sigev_signo = SIGUSR2;
+	CHECK(timer_create(CLOCK_MONOTONIC, &ev, &watchdog) == 0);
+	CHECK(timer_settime(watchdog, 0, &wd, NULL) == 0);
+
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	CHECK(pthread_sigmask(SIG_BLOCK, &alrm, NULL) == 0);
+	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+	run_threads(n, worker);
+	memset(&off, 0, sizeof(off));
+	CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
+	CHECK(timer_delete(watchdog) == 0);
+
+	CHECK(pair[0] == done && pair[1] == done);
+	CHECK(hdone == ticks);
+	CHECK(hpair[0] == hdone && hpair[1] == hdone);
+	/* The signals came, each ran its handler once. */
+	CHECK(ticks >= TICKS);
+	printf("handler_tx: %d threads: ok\n", n);
+	fprintf(stderr, "handler_tx: %ld handler transactions\n", (long)ticks);
+	return 0;
+}
