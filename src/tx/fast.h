@@ -86,8 +86,8 @@ ltx_tx_fast_begin(struct ltx_tx *tx)
  * again).
  */
 static inline __attribute__((always_inline)) bool
-ltx_tx_fast_load(struct ltx_tx *tx, const void *addr, uint64_t *out,
-		 uintptr_t *seen)
+ltx_tx_fast_load_as(struct ltx_tx *tx, const void *addr, uint64_t *out,
+		    uintptr_t *seen, bool any)
 {
 	struct ltx_cd *cd = &tx->cd;
 	uintptr_t *orec = ltx_orec_of(cd, addr);
@@ -96,13 +96,24 @@ ltx_tx_fast_load(struct ltx_tx *tx, const void *addr, uint64_t *out,
 	*seen = v;
 	if (ltx_unlikely(v >= cd->limit)) {
 		/* One test tells the two apart: only an idle descriptor
-		 * begins, and its write set is empty. */
+		 * begins, and its write set is empty.  A misaligned load
+		 * does not begin here (the byte path begins). */
 		if (ltx_int_differs(&tx->status, LTX_IDLE))
 			return ltx_inv_load_single(cd, seen, addr, out);
-		if (!ltx_tx_fast_begin_idle(tx) || v >= cd->limit)
+		if ((any && ltx_unlikely(ltx_misaligned_word(addr))) ||
+		    !ltx_tx_fast_begin_idle(tx) || v >= cd->limit)
 			return false;
+	} else if (any && ltx_unlikely(ltx_misaligned_word(addr))) {
+		return false;
 	}
 	return ltx_inv_read(cd, orec, v, addr, out);
+}
+
+static inline __attribute__((always_inline)) bool
+ltx_tx_fast_load(struct ltx_tx *tx, const void *addr, uint64_t *out,
+		 uintptr_t *seen)
+{
+	return ltx_tx_fast_load_as(tx, addr, out, seen, false);
 }
 
 /*
@@ -119,23 +130,7 @@ static inline __attribute__((always_inline)) bool
 ltx_tx_fast_load_any(struct ltx_tx *tx, const void *addr, uint64_t *out,
 		     uintptr_t *seen)
 {
-	struct ltx_cd *cd = &tx->cd;
-	uintptr_t *orec = ltx_orec_of(cd, addr);
-	uintptr_t v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
-
-	*seen = v;
-	if (ltx_unlikely(v >= cd->limit)) {
-		/* As in ltx_tx_fast_load; a misaligned load does not begin
-		 * here (the byte path begins). */
-		if (ltx_int_differs(&tx->status, LTX_IDLE))
-			return ltx_inv_load_single(cd, seen, addr, out);
-		if (ltx_unlikely(ltx_misaligned_word(addr)) ||
-		    !ltx_tx_fast_begin_idle(tx) || v >= cd->limit)
-			return false;
-	} else if (ltx_unlikely(ltx_misaligned_word(addr))) {
-		return false;
-	}
-	return ltx_inv_read(cd, orec, v, addr, out);
+	return ltx_tx_fast_load_as(tx, addr, out, seen, true);
 }
 
 /* The write-set entry of a line newly taken in E, or NULL. */
