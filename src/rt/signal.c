@@ -178,13 +178,16 @@ static bool defer(int sig, const siginfo_t *si, ucontext_t *uc)
 	sigemptyset(&one);
 	sigaddset(&one, sig);
 	pthread_sigmask(SIG_BLOCK, &one, NULL);
-	ltx_signal_deferred |= bit;
+	/* One read-modify-write: another signal's wrapper may nest here and
+	 * defer its own. */
+	__atomic_fetch_or(&ltx_signal_deferred, bit, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* To the thread itself, any si_code is allowed (a copy of what the
 	 * kernel sent, with the sender's pid and uid). */
 	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), (pid_t)syscall(SYS_gettid),
 		    sig, &again) != 0) {
-		ltx_signal_deferred &= ~bit;
+		__atomic_fetch_and(&ltx_signal_deferred, ~bit,
+				   __ATOMIC_RELAXED);
 		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 		return false;
 	}
@@ -194,15 +197,16 @@ static bool defer(int sig, const siginfo_t *si, ucontext_t *uc)
 
 void ltx_signal_deliver_deferred(void)
 {
-	uint64_t bits = ltx_signal_deferred;
+	/* Taken and cleared in one step, before the unblock: a handler that
+	 * runs at the unblock sees none. */
+	uint64_t bits =
+		__atomic_exchange_n(&ltx_signal_deferred, 0, __ATOMIC_RELAXED);
 	sigset_t set;
 
 	sigemptyset(&set);
 	for (int sig = 1; sig <= 64 && sig < NSIG; sig++)
 		if (bits & ((uint64_t)1 << (sig - 1)))
 			sigaddset(&set, sig);
-	/* Cleared first: a handler that runs at the unblock sees none. */
-	ltx_signal_deferred = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }

@@ -157,7 +157,8 @@ ltx_tx_fast_acquire(struct ltx_tx *tx, const void *addr)
  * orec, and the CAS (a release: the read stays before it) would fail.
  */
 static inline __attribute__((always_inline)) bool
-ltx_tx_fast_load_excl(struct ltx_tx *tx, const void *addr, uint64_t *out)
+ltx_tx_fast_load_excl_as(struct ltx_tx *tx, const void *addr, uint64_t *out,
+			 bool any)
 {
 	struct ltx_cd *cd = &tx->cd;
 	uintptr_t *orec = ltx_orec_of(cd, addr);
@@ -167,6 +168,8 @@ ltx_tx_fast_load_excl(struct ltx_tx *tx, const void *addr, uint64_t *out)
 
 	if (ltx_unlikely(v >= cd->limit) &&
 	    (!ltx_tx_fast_begin(tx) || v >= cd->limit))
+		return false;
+	if (any && ltx_unlikely(ltx_misaligned_word(addr)))
 		return false;
 	x = ltx_load_word((const uint64_t *)addr);
 	w = ltx_inv_lock(cd, orec, v, addr);
@@ -178,6 +181,12 @@ ltx_tx_fast_load_excl(struct ltx_tx *tx, const void *addr, uint64_t *out)
 	return true;
 }
 
+static inline __attribute__((always_inline)) bool
+ltx_tx_fast_load_excl(struct ltx_tx *tx, const void *addr, uint64_t *out)
+{
+	return ltx_tx_fast_load_excl_as(tx, addr, out, false);
+}
+
 /*
  * ltx_tx_fast_load_excl of the word at addr, aligned or not (tm_ltx):
  * false for a misaligned addr, tested where the word would be read (the
@@ -187,25 +196,7 @@ ltx_tx_fast_load_excl(struct ltx_tx *tx, const void *addr, uint64_t *out)
 static inline __attribute__((always_inline)) bool
 ltx_tx_fast_load_excl_any(struct ltx_tx *tx, const void *addr, uint64_t *out)
 {
-	struct ltx_cd *cd = &tx->cd;
-	uintptr_t *orec = ltx_orec_of(cd, addr);
-	uintptr_t v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
-	struct ltx_wentry *w;
-	uint64_t x;
-
-	if (ltx_unlikely(v >= cd->limit) &&
-	    (!ltx_tx_fast_begin(tx) || v >= cd->limit))
-		return false;
-	if (ltx_unlikely(ltx_misaligned_word(addr)))
-		return false;
-	x = ltx_load_word((const uint64_t *)addr);
-	w = ltx_inv_lock(cd, orec, v, addr);
-	if (ltx_unlikely(w == NULL))
-		return false;
-	LTX_TEST_FAST_READ(addr);
-	w->mask = 0;
-	*out = x;
-	return true;
+	return ltx_tx_fast_load_excl_as(tx, addr, out, true);
 }
 
 /*
