@@ -249,14 +249,14 @@ out_of_line:
 #define tm_lt(addr)	((tm_word_t)tm__lt_inline(addr, false))
 #define tm_lt_u64(addr) ((uint64_t)tm__lt_inline(addr, false))
 /* TM_LT (<ltx/tm.h>) with an 8-byte lvalue's alignment passed on. */
+#define TM__LT_WORD(lv) tm__lt_inline(&(lv), __alignof__(lv) >= 8)
 #undef TM_LT
 #define TM_LT(lv)                                                              \
 	__extension__({                                                        \
 		TM__SIZE_OK(lv);                                               \
-		(__typeof__(lv))(uintptr_t)(                                   \
-			sizeof(lv) == 8                                        \
-				? tm__lt_inline(&(lv), __alignof__(lv) >= 8)   \
-				: TM__LOAD(tm_lt, lv));                        \
+		(__typeof__(lv))(uintptr_t)(sizeof(lv) == 8                    \
+						    ? TM__LT_WORD(lv)          \
+						    : TM__LOAD(tm_lt, lv));    \
 	})
 #endif
 
