@@ -136,9 +136,12 @@ struct ltx_tx {
 	struct ltx_cd cd;
 
 	/* warm: slow paths */
-	int mode;	/* enum ltx_mode of this transaction */
-	unsigned cause; /* TM_ABORT_* bits while doomed (0 from begin:
-			 * <ltx/inline.h> clears it at TM__CAUSE_OFFSET) */
+	int mode;	 /* enum ltx_mode of this transaction */
+	unsigned cause;	 /* TM_ABORT_* bits while doomed (0 from begin:
+			  * <ltx/inline.h> clears it at TM__CAUSE_OFFSET) */
+	int signal_wait; /* a signal landed past the commit point and waits
+			  * for the commit's end (tx/signal.c, on_defer;
+			  * ltx_tx_committed) */
 	union {
 		struct {
 			uint32_t last_status;	/* tm_status() of the last */

@@ -431,7 +431,7 @@ ltx_tx_fast_commit_small(struct ltx_tx *tx, uintptr_t prepared)
 	tx->end_state = 0; /* last_status and consec_aborts */
 	/* Release: the commit is over before tm_free sees us idle. */
 	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
-	return true;
+	return ltx_tx_committed(tx);
 }
 
 /*
@@ -518,7 +518,7 @@ ltx_tx_fast_commit_nwords(struct ltx_tx *tx, struct ltx_wentry *w, bool two,
 	__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
 	if (out->done != NULL)
 		out->done(ctx, tx);
-	return true;
+	return ltx_tx_committed(tx);
 }
 
 /* One entry or two, each path straight (n: their size in bytes, not 0). */

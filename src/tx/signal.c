@@ -33,7 +33,8 @@
  *  - leave: a transaction the handler left open is abandoned, and ltx_self
  *    points to the interrupted descriptor again;
  *  - defer: an asynchronous signal that lands while the thread holds the
- *    serial token waits until the token is given back (on_defer).
+ *    serial token waits until the token is given back, one that lands
+ *    past a commit point until the write-back is over (on_defer).
  */
 
 /*
@@ -55,6 +56,24 @@ static bool doom_from_handler(struct ltx_tx *tx, unsigned cause)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&tx->status, LTX_DOOMED, __ATOMIC_RELAXED);
 	return true;
+}
+
+/*
+ * A transaction doomed before this signal may hold lines all the same: an
+ * operation that a first signal interrupted just before its lock's CAS
+ * takes the line after that handler returned, and the transaction's next
+ * operation, which would let go of it, has not run yet.  A second signal
+ * lets go of them as the first did (release_held changes only what is
+ * still ours: every step is a CAS from our own lock word, or a clear of
+ * our own reader mark), or its handler's transaction would wait for the
+ * line for ever (seen in the visible mode, with a handler updating the
+ * line the interrupted loop updates).
+ */
+static bool doomed_may_hold(const struct ltx_tx *tx)
+{
+	return tx != &ltx_boot_tx && tx != &ltx_refuse_tx &&
+	       !tx->cd.irrevocable &&
+	       __atomic_load_n(&tx->status, __ATOMIC_RELAXED) == LTX_DOOMED;
 }
 
 /*
@@ -139,7 +158,8 @@ static void *on_enter(int sig, bool handler)
 	 * (An LTX interrupted in the few instructions between its lock and
 	 * its load may load the line as the handler left it: a value for a
 	 * doomed transaction, which its next operation or commit reports.) */
-	if (doom_from_handler(cur, TM_ABORT_SIGNAL | ((unsigned)sig << 24)))
+	if (doom_from_handler(cur, TM_ABORT_SIGNAL | ((unsigned)sig << 24)) ||
+	    doomed_may_hold(cur))
 		ltx_cd_ops_of(cur->mode)->release_held(&cur->cd);
 	if (!handler)
 		return NULL;
@@ -272,16 +292,47 @@ static bool at_syscall(const ucontext_t *uc)
  * a system call (a blocking read in an irrevocable transaction must still
  * see its EINTR, and the program's Ctrl-C handler must still run), where
  * the handler runs at once as before, and transactions in it would wait.
+ *
+ * A signal that lands past a commit point, while the transaction writes
+ * back (LTX_COMMITTING), waits for the commit's end, whether or not the
+ * thread holds the token: the transaction can no longer be doomed, it
+ * holds its lines until the write-back is over, and a transaction in the
+ * handler that needs one of them would fail for ever (a GCC transaction
+ * or a TM_ATOMIC block would retry for ever) with the holder stopped
+ * under it.  The write-back makes no blocking call, so the handler runs
+ * soon, at ltx_tx_committed (tx/tx.h), and a system call there is none of
+ * the program's (no EINTR to keep).  on_defer notes it in the descriptor
+ * (signal_wait), which the commit's end reads after its status store;
+ * rt/signal.c keeps the signal pending meanwhile (if it cannot, the
+ * handler runs now, as before, and the flag costs the commit's end one
+ * look at ltx_signal_deferred).
  */
 static bool on_defer(void *uc)
 {
 	struct ltx_tx *cur = ltx_self;
-	uintptr_t token = __atomic_load_n(&ltx_serial_token, __ATOMIC_RELAXED);
+	uintptr_t token;
 
-	if (cur == &ltx_boot_tx || cur == &ltx_refuse_tx ||
-	    (token & ~LTX_SERIAL_EXCL) != (uintptr_t)cur)
+	if (cur == &ltx_boot_tx || cur == &ltx_refuse_tx)
+		return false;
+	if (__atomic_load_n(&cur->status, __ATOMIC_RELAXED) == LTX_COMMITTING) {
+		/* Past the commit point, writing back (above). */
+		__atomic_store_n(&cur->signal_wait, 1, __ATOMIC_RELAXED);
+		return true;
+	}
+	token = __atomic_load_n(&ltx_serial_token, __ATOMIC_RELAXED);
+	if ((token & ~LTX_SERIAL_EXCL) != (uintptr_t)cur)
 		return false;
 	return !at_syscall(uc);
+}
+
+/* The commit is over: the signals that waited for it (ltx_tx_committed). */
+bool ltx_tx_deliver_waiting(struct ltx_tx *tx)
+{
+	__atomic_store_n(&tx->signal_wait, 0, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (ltx_signal_deferred != 0)
+		ltx_signal_deliver_deferred();
+	return true;
 }
 
 void ltx_tx_signals_init(void)

@@ -1160,6 +1160,8 @@ committed_slow(struct ltx_tx *tx, bool wrote, uint64_t nr, uint64_t nw)
 	tx->slow &= ~(LTX_SLOW_ABORTED | LTX_SLOW_UNARMED);
 	store_status(tx, idle_status());
 	end_serial(tx);
+	/* After the token is given back (ltx_tx_committed). */
+	(void)ltx_tx_committed(tx);
 	end_mem(tx, true);
 	if (tx->slow & LTX_SLOW_ACTIONS)
 		run_actions(tx, true);
@@ -1206,7 +1208,7 @@ static inline __attribute__((always_inline)) bool commit_live(struct ltx_tx *tx,
 		tx->stats.commits_rw++;
 	/* No slow bit: end_state is 0 already (LTX_SLOW_ABORTED). */
 	store_status(tx, idle_status());
-	return true;
+	return !wrote || ltx_tx_committed(tx);
 }
 
 bool ltx_tx_commit(struct ltx_tx *tx)

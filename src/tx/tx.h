@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/arch.h"
 #include "tx/desc.h"
 
 /*
@@ -199,6 +200,31 @@ struct ltx_tx *ltx_tx_registry(void);
 /* ltx_tx_mode_changed: the mode setting changed; re-arm this thread's
  * idle descriptor for it. */
 void ltx_tx_mode_changed(void);
+
+/*
+ * ltx_tx_committed: the end of every update commit, after the store that
+ * takes status from LTX_COMMITTING to idle; returns true (the commit's
+ * answer), so that a caller ends with it and the call out, if any, is a
+ * tail call.  A signal that landed past the commit point waited for it
+ * (tx/signal.c, on_defer, which sets signal_wait): its handler runs now.
+ * Looked at after the store, in program order (the signal fence): a
+ * signal that lands before the store sees COMMITTING and is seen here, one
+ * that lands after it sees an idle descriptor and runs its handler at
+ * once.  Both sides are this thread (a handler runs on the thread it
+ * interrupts): one relaxed compare with memory, two instructions when
+ * nothing waits.  A caller holding the serial token looks after giving it
+ * back (the handler must not run under it).
+ */
+bool ltx_tx_deliver_waiting(struct ltx_tx *tx);
+
+static inline __attribute__((always_inline)) bool
+ltx_tx_committed(struct ltx_tx *tx)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (__builtin_expect(ltx_int_differs(&tx->signal_wait, 0), 0))
+		return ltx_tx_deliver_waiting(tx);
+	return true;
+}
 
 /* ltx_tx_signals_init: register what a signal does to a transaction with
  * the signal wrapper (rt/signal.h) and take over the fault signals.  Run

@@ -25,9 +25,12 @@
  * handler's transaction runs on the thread's handler descriptor.  Every
  * transaction's effect happens exactly once, the handler's included, and
  * nothing waits for ever: a watchdog (SIGUSR2 from a timer, no
- * transaction in its handler) ends a run that hangs.  (The handler keeps
- * to its own lines: one that needs a line its interrupted thread is
- * writing back at its commit would wait for it for ever; see ltx(7).)
+ * transaction in its handler) ends a run that hangs.  With "shared" after
+ * the thread count the handler updates the workers' own data instead: a
+ * signal that lands while its thread writes that line back at a commit
+ * (past the commit point, when it can no longer be doomed) must wait for
+ * the write-back to end, or its handler's transaction would wait for ever
+ * for the line (see ltx(7), Signals).
  */
 static volatile sig_atomic_t ticks;
 static long pair[2], done;
@@ -39,15 +42,27 @@ static struct {
 #define hpair h.pair
 #define hdone h.done
 static char h_pad[64] __attribute__((aligned(64), used));
+static int shared;
+/* The workers' transactions, all threads together (shared runs). */
+static long iters;
 
 static void on_alarm(int sig)
 {
 	(void)sig;
-	__transaction_atomic
-	{
-		hpair[0]++;
-		hpair[1] = hpair[0];
-		hdone++;
+	if (shared) {
+		__transaction_atomic
+		{
+			pair[0]++;
+			pair[1] = pair[0];
+			done++;
+		}
+	} else {
+		__transaction_atomic
+		{
+			hpair[0]++;
+			hpair[1] = hpair[0];
+			hdone++;
+		}
 	}
 	ticks++;
 }
@@ -72,7 +87,9 @@ static void *worker(void *arg)
 	sigemptyset(&alrm);
 	sigaddset(&alrm, SIGALRM);
 	CHECK(pthread_sigmask(SIG_UNBLOCK, &alrm, NULL) == 0);
-	for (long i = 0; i < MAX_ITERS && ticks < TICKS; i++) {
+	long i;
+
+	for (i = 0; i < MAX_ITERS && ticks < TICKS; i++) {
 		__transaction_atomic
 		{
 			pair[0]++;
@@ -80,6 +97,7 @@ static void *worker(void *arg)
 			done++;
 		}
 	}
+	__atomic_fetch_add(&iters, i, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -93,6 +111,8 @@ int main(int argc, char **argv)
 	struct itimerspec wd = { { 0, 0 }, { 60, 0 } };
 	timer_t watchdog;
 	sigset_t alrm;
+
+	shared = argc > 2 && strcmp(argv[2], "shared") == 0;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_watchdog;
@@ -116,11 +136,18 @@ int main(int argc, char **argv)
 	CHECK(timer_delete(watchdog) == 0);
 
 	CHECK(pair[0] == done && pair[1] == done);
-	CHECK(hdone == ticks);
 	CHECK(hpair[0] == hdone && hpair[1] == hdone);
+	/* Each transaction's effect exactly once, the handler's too. */
+	if (shared) {
+		CHECK(hdone == 0);
+		CHECK(done == iters + ticks);
+	} else {
+		CHECK(hdone == ticks);
+		CHECK(done == iters);
+	}
 	/* The signals came, each ran its handler once. */
 	CHECK(ticks >= TICKS);
-	printf("handler_tx: %d threads: ok\n", n);
+	printf("handler_tx: %d threads%s: ok\n", n, shared ? ", shared" : "");
 	fprintf(stderr, "handler_tx: %ld handler transactions\n", (long)ticks);
 	return 0;
 }

@@ -280,6 +280,18 @@ if $CC -O2 -fgnu-tm -pthread -I"$srcdir/itm" "$srcdir/itm/handler_tx.c" \
 			"$work/handler_tx.ltx" 1 >"$work/out" 2>"$work/err"
 		rc=$?
 		check "handler_tx 1 thread, -lltx, instrumented, $m" yes
+		# The handler on the workers' own line, at 1 and 8 threads.
+		for t in 1 8; do
+			LTX_MODE=$m LTX_ITM_REPORT=1 "$work/handler_tx.ltx" \
+				$t shared >"$work/out" 2>"$work/err"
+			rc=$?
+			check "handler_tx $t threads shared, -lltx, $m" yes
+			LTX_MODE=$m LTX_ITM_REPORT=1 LTX_ITM_SERIAL=never \
+				"$work/handler_tx.ltx" $t shared \
+				>"$work/out" 2>"$work/err"
+			rc=$?
+			check "handler_tx $t threads shared, -lltx, instrumented, $m" yes
+		done
 	done
 else
 	echo "FAIL: handler_tx does not build"

@@ -244,6 +244,60 @@ START_TEST(test_handler_transaction_runs_after_the_irrevocable_one)
 }
 END_TEST
 
+/*
+ * Signals from another thread, as fast as it can send them, at a thread
+ * that commits updates of a in a loop, with a handler whose transaction
+ * updates a too.  Some land past the commit point, while the thread
+ * writes a back (LTX_COMMITTING): that transaction cannot be doomed, and
+ * the handler's could never have a, its holder stopped under it.  The
+ * handler runs right after the commit (tx/signal.c, on_defer), so every
+ * increment counts: a ends at the loop's count plus the handler's.
+ */
+#define STORM_COMMITS 200000
+#define STORM_HITS    1000
+
+static volatile unsigned long storm_commits;
+static pthread_t storm_target;
+static volatile int storm_done;
+
+static void *storm_sender(void *arg)
+{
+	(void)arg;
+	while (!storm_done) {
+		pthread_kill(storm_target, SIGUSR1);
+		for (volatile int i = 0; i < 200; i++)
+			;
+	}
+	return NULL;
+}
+
+START_TEST(test_handler_transaction_waits_for_a_commit_writing_back)
+{
+	pthread_t sender;
+
+	if (!ltx_test_use_mode(_i))
+		return;
+	ltx_test_set_handler(SIGUSR1, handler_increments_a, SA_RESTART);
+	a = 0;
+	hits = 0;
+	storm_done = 0;
+	storm_target = pthread_self();
+	ck_assert_int_eq(pthread_create(&sender, NULL, storm_sender, NULL), 0);
+	/* At least STORM_COMMITS, and until some signals came. */
+	storm_commits = 0;
+	while (storm_commits < STORM_COMMITS || hits < STORM_HITS) {
+		TM_ATOMIC
+			tm_st(&a, tm_lt(&a) + 1);
+		storm_commits++;
+	}
+	storm_done = 1;
+	ck_assert_int_eq(pthread_join(sender, NULL), 0);
+	signal(SIGUSR1, SIG_IGN);
+	ck_assert_uint_eq(a, storm_commits + (tm_word_t)hits);
+	signal(SIGUSR1, SIG_DFL);
+}
+END_TEST
+
 static int alarm_pipe[2];
 
 /*
@@ -437,6 +491,9 @@ int main(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_loop_test(
 		tc, test_handler_transaction_runs_after_the_irrevocable_one, 0,
+		LTX_TEST_NMODES);
+	tcase_add_loop_test(
+		tc, test_handler_transaction_waits_for_a_commit_writing_back, 0,
 		LTX_TEST_NMODES);
 	suite_add_tcase(s, tc);
 	return ltx_test_run(s);
