@@ -4,9 +4,9 @@
 #define LTX_INLINE_H
 
 /*
- * Defining LTX_INLINE before including <ltx/tm.h> makes tm_lt() and
- * tm_lt_u64() macros that run the common cases of a shared load in the
- * caller, without a call: a live transaction's load of an unowned line no
+ * Defining LTX_INLINE before including <ltx/tm.h> makes tm_lt(), tm_lt_u64()
+ * and TM_LT() of an 8-byte lvalue run the common cases of a shared load in
+ * the caller, without a call: a live transaction's load of an unowned line no
  * newer than its snapshot (with room in the read set), a load of a word
  * the transaction stored (read after write), and the first load of a
  * transaction (an idle descriptor begins one).  The library takes
@@ -130,8 +130,17 @@ static inline __attribute__((always_inline)) void tm__owner_add(uint64_t *p,
 	__asm__ __volatile__("addq %1, %0" : "+m"(*p) : "er"(d));
 }
 
+/*
+ * tm_lt of the word at addr; aligned (a constant) says that addr is known
+ * to be a multiple of 8: TM_LT of an lvalue whose type has 8-byte
+ * alignment, which C places at such an address (a packed member's
+ * alignment is 1), so the test of alignment is left out.  site (a
+ * constant, __COUNTER__) differs from one use to the next, so that the
+ * compiler does not merge two loads made on two branches into one behind
+ * an extra jump (a tree walk's left and right child).
+ */
 static inline __attribute__((always_inline)) uint64_t
-tm__lt_inline(const void *addr)
+tm__lt_inline(const void *addr, bool aligned, int site)
 {
 	struct tm__head *tx = tm__self_v4;
 	uintptr_t a = (uintptr_t)addr;
@@ -145,11 +154,6 @@ tm__lt_inline(const void *addr)
 	 * fields into registers once, before it, instead of using them as
 	 * memory operands in each. */
 	__asm__ __volatile__("" : "+r"(tx));
-	/* First, unlike the library's tm_lt (ltx_tx_fast_load_any): after
-	 * the orec's test here, it made callers' code longer (GCC merged
-	 * the two loads of a tree walk's branches behind an extra jump). */
-	if (__builtin_expect(a & 7, 0))
-		goto out_of_line;
 	/* The orec hash of src/rt/hash.h and src/cd/orec.h. */
 	orec = (uintptr_t *)((char *)tx->hot.orecs +
 			     ((((a >> 6) * tx->hot.orec_mul) >> 29) &
@@ -158,12 +162,18 @@ tm__lt_inline(const void *addr)
 	v = __atomic_load_n(orec, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(v >= tx->hot.limit, 0))
 		goto not_below;
+	/* The test of alignment where the word is read, as the library's
+	 * tm_lt makes it (ltx_tx_fast_load_any): read after write needs
+	 * none.  The orec of any address may be read. */
+	if (!aligned && __builtin_expect(a & 7, 0))
+		goto out_of_line;
 read:
 	/* Plain movs, kept in order by volatile: the word, then the record
-	 * again (an aligned word load never crosses a page). */
-	__asm__ __volatile__("movq %1, %0"
+	 * again (an aligned word load never crosses a page).  site is only
+	 * a comment in the first. */
+	__asm__ __volatile__("movq %1, %0 # %2"
 			     : "=r"(x)
-			     : "m"(*(const uint64_t *)a));
+			     : "m"(*(const uint64_t *)a), "i"(site));
 	__asm__ __volatile__("cmpq %2, %1"
 			     : "=@ccne"(changed)
 			     : "r"(v), "m"(*orec));
@@ -171,11 +181,16 @@ read:
 	if (__builtin_expect(changed || r == tx->hot.rs_end, 0))
 		goto out_of_line;
 	*r = orec;
-	tx->hot.rs_next = r + 1;
+	/* One add to memory instead of r + 1 stored back: one
+	 * instruction less (the read set is this thread's). */
+	__asm__("addq %1, %0" : "+m"(tx->hot.rs_next) : "i"(sizeof(*r)));
 	return x;
 not_below:
 	/* One test tells read after write from a begin: only an idle
-	 * descriptor (status TM__IDLE) begins, and its write set is empty. */
+	 * descriptor (status TM__IDLE) begins, and its write set is empty.
+	 * A misaligned addr is never single_addr (LTX_WENTRY_NO_SINGLE is
+	 * no address a load asks for); it leaves on a miss, before the
+	 * library's aligned load, and begins in the library. */
 	if (tm__int_differs(&tx->hot.status, TM__IDLE)) {
 		/*
 		 * Read after write (ltx_inv_load_single, src/cd/invisible.h):
@@ -192,6 +207,8 @@ not_below:
 		 * the compiler from keeping a copy of v for it): the line is
 		 * not looked up again. */
 		if (off >= tx->ws_span) {
+			if (!aligned && __builtin_expect(a & 7, 0))
+				goto out_of_line;
 			__asm__("" : "+r"(off) : : "memory");
 			return tm__lt_seen_v4(addr,
 					      off + (uintptr_t)tx->ws_base);
@@ -201,11 +218,15 @@ not_below:
 		 * (src/cd/cd.h, LTX_WENTRY_NO_SINGLE). */
 		if (__builtin_expect(w->single_addr == a, 1))
 			return w->single_val;
+		if (!aligned && __builtin_expect(a & 7, 0))
+			goto out_of_line;
 		__asm__("" : "+r"(w));
 		return tm__lt_seen_v4(addr, (uintptr_t)w);
 	}
 	/* An idle descriptor begins (ltx_tx_fast_begin, src/tx/fast.h, has
 	 * the synchronization argument of each step). */
+	if (!aligned && __builtin_expect(a & 7, 0))
+		goto out_of_line;
 	limit = tx->snapshot + 1;
 	tx->hot.limit = limit;
 	*(unsigned *)((char *)tx + TM__CAUSE_OFFSET) = 0;
@@ -235,8 +256,18 @@ out_of_line:
 	return (tm_lt)(addr);
 }
 
-#define tm_lt(addr)	((tm_word_t)tm__lt_inline(addr))
-#define tm_lt_u64(addr) ((uint64_t)tm__lt_inline(addr))
+#define tm_lt(addr)	((tm_word_t)tm__lt_inline(addr, false, __COUNTER__))
+#define tm_lt_u64(addr) ((uint64_t)tm__lt_inline(addr, false, __COUNTER__))
+/* TM_LT (<ltx/tm.h>) with an 8-byte lvalue's alignment passed on. */
+#define TM__LT_WORD(lv) tm__lt_inline(&(lv), __alignof__(lv) >= 8, __COUNTER__)
+#undef TM_LT
+#define TM_LT(lv)                                                              \
+	__extension__({                                                        \
+		TM__SIZE_OK(lv);                                               \
+		(__typeof__(lv))(uintptr_t)(sizeof(lv) == 8                    \
+						    ? TM__LT_WORD(lv)          \
+						    : TM__LOAD(tm_lt, lv));    \
+	})
 #endif
 
 #ifdef __cplusplus
