@@ -53,6 +53,10 @@ ltx_misaligned_word(const void *p)
 }
 #endif
 
+#ifndef LTX_ARCH_HAS_BUMP
+#define LTX_BUMP(lv, n) ((lv) = (__typeof__(lv))((char *)(lv) + (n)))
+#endif
+
 #ifndef LTX_ARCH_HAS_OWNER_ADD
 static inline __attribute__((always_inline)) void ltx_owner_add(uint64_t *p,
 								uint64_t d)

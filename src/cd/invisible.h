@@ -78,7 +78,7 @@ ltx_inv_read(struct ltx_cd *cd, uintptr_t *orec, uintptr_t v, const void *addr,
 	if (ltx_unlikely(r == cd->rs_end))
 		return false;
 	r->orec = orec;
-	cd->rs_next = r + 1;
+	LTX_BUMP(cd->rs_next, sizeof(*r));
 	*out = x;
 	return true;
 }

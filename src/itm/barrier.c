@@ -136,7 +136,7 @@ load_word(struct ltx_itm_thread *t, const void *a, bool excl)
 {
 	uint64_t x;
 
-	if (ltx_tx_fast_load_open(ltx_self, a, excl, &x))
+	if (ltx_tx_fast_load_open(ltx_self, a, excl, false, &x))
 		return x;
 	return slow_load_word(t, a, excl);
 }
@@ -182,6 +182,16 @@ static __attribute__((noinline)) void read_slow(void *dst, const void *src,
 		return;
 	}
 	load_bytes(t, dst, src, size, excl);
+}
+
+/* read_slow of an object of at most 8 bytes, returned in the low bytes. */
+static __attribute__((noinline)) uint64_t
+read_slow_small(const void *src, size_t size, bool excl)
+{
+	uint64_t x = 0;
+
+	read_slow(&x, src, size, excl);
+	return x;
 }
 
 static __attribute__((noinline)) void write_slow(void *dst, const void *src,
@@ -310,7 +320,8 @@ read_obj(void *dst, const void *src, size_t size, bool excl)
 			size == 8 ? src : (const void *)(p & ~LTX_WORD_MASK);
 		uint64_t x;
 
-		if (ltx_likely(ltx_tx_fast_load_open(tx, word, excl, &x))) {
+		if (ltx_likely(
+			    ltx_tx_fast_load_open(tx, word, excl, true, &x))) {
 			if (size < 8)
 				x >>= (p & LTX_WORD_MASK) * 8;
 			memcpy(dst, &x, size); /* little-endian */
@@ -319,6 +330,14 @@ read_obj(void *dst, const void *src, size_t size, bool excl)
 	}
 	if (serial_mode(tx)) {
 		memcpy(dst, src, size);
+		return;
+	}
+	if (size <= 8) {
+		/* src first and the object returned: the fast path keeps
+		 * src where it came, and the call is a tail call. */
+		uint64_t x = read_slow_small(src, size, excl);
+
+		memcpy(dst, &x, size); /* little-endian */
 		return;
 	}
 	read_slow(dst, src, size, excl);

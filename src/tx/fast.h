@@ -37,7 +37,8 @@ static inline __attribute__((always_inline)) bool
 ltx_tx_fast_begin_idle(struct ltx_tx *tx)
 {
 	ltx_inv_arm(&tx->cd);
-	tx->cause = 0;
+	/* cause is 0 already (desc.h): nothing to clear. */
+	assert(__atomic_load_n(&tx->cause, __ATOMIC_RELAXED) == 0);
 	/* Release: pairs with tm_free's acquire load of tx_id (tx/mem.c),
 	 * which then knows the previous transaction's reads are over.  One
 	 * add to memory (arch/arch.h): only this thread writes tx_id. */
@@ -55,6 +56,10 @@ ltx_tx_fast_begin_idle(struct ltx_tx *tx)
 		 * slow path's begin wait for it. */
 		tx->cd.limit = 0;
 		__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
+		/* A signal may have doomed it meanwhile: idle, cause is 0
+		 * again (no handler touches it from the store on). */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		tx->cause = 0;
 		ltx_owner_add(&tx->tx_id, (uint64_t)-1);
 		return false;
 	}
@@ -251,11 +256,17 @@ ltx_tx_fast_store(struct ltx_tx *tx, void *addr, uint64_t val, unsigned size)
  * transaction is already open (the libitm barriers: _ITM_beginTransaction
  * began it), so no begin is tried: a line new to the transaction, or one
  * it has written (read after write), with one hash and one read of the
- * orec for both.  Returns false for anything else.
+ * orec for both.  Returns false for anything else.  armed: the caller
+ * saw limit != 0 (a live transaction of the fast paths) before the call,
+ * so read after write does not test it again (one load and test less):
+ * limit turns 0 under the caller only when a signal handler dooms the
+ * transaction, and the answer for a doomed transaction is thrown away
+ * (an entry that its lock word named is still in the write set, which
+ * only the next slow path empties).
  */
 static inline __attribute__((always_inline)) bool
 ltx_tx_fast_load_open(struct ltx_tx *tx, const void *addr, bool excl,
-		      uint64_t *out)
+		      bool armed, uint64_t *out)
 {
 	struct ltx_cd *cd = &tx->cd;
 	uintptr_t *orec = ltx_orec_of(cd, addr);
@@ -278,7 +289,8 @@ ltx_tx_fast_load_open(struct ltx_tx *tx, const void *addr, bool excl,
 		*out = x;
 		return true;
 	}
-	return cd->limit != 0 && ltx_inv_load_owned(cd, v, addr, out);
+	return (armed || cd->limit != 0) &&
+	       ltx_inv_load_owned(cd, v, addr, out);
 }
 
 /* ST of the low size bytes of val to addr (aligned to size), the same
