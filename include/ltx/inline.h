@@ -83,8 +83,7 @@ struct tm__head {
 #define TM__ACTIVE	1
 #define TM__SERIAL_EXCL 1 /* src/tx/serial.h */
 /* Where the descriptor keeps cause (TM_ABORT_* bits while doomed), which
- * a begin taken back clears: past the two lines above (src/tx/desc.h
- * checks it). */
+ * a begin clears: past the two lines above (src/tx/desc.h checks it). */
 #define TM__CAUSE_OFFSET 212
 
 /* The library's tm_lt of the aligned word at addr once the inline code
@@ -230,6 +229,7 @@ not_below:
 		goto out_of_line;
 	limit = tx->snapshot + 1;
 	tx->hot.limit = limit;
+	*(unsigned *)((char *)tx + TM__CAUSE_OFFSET) = 0;
 	/* Release: tm_free's grace periods (src/tx/mem.c). */
 	tm__owner_add(&tx->hot.tx_id, 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -243,11 +243,6 @@ not_below:
 		 * and let the library's begin wait for it. */
 		tx->hot.limit = 0;
 		__atomic_store_n(&tx->hot.status, TM__IDLE, __ATOMIC_RELEASE);
-		/* Idle, the abort cause is 0 again (a signal may have
-		 * doomed the begin): the library's begin does not clear
-		 * it (src/tx/desc.h). */
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		*(unsigned *)((char *)tx + TM__CAUSE_OFFSET) = 0;
 		tm__owner_add(&tx->hot.tx_id, (uint64_t)-1);
 		goto out_of_line;
 	}

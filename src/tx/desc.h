@@ -137,10 +137,8 @@ struct ltx_tx {
 
 	/* warm: slow paths */
 	int mode;	 /* enum ltx_mode of this transaction */
-	unsigned cause;	 /* TM_ABORT_* bits while doomed; 0 while idle
-			  * (every end of a doomed transaction and every
-			  * begin taken back clears it), so a begin on the
-			  * fast paths has nothing to clear */
+	unsigned cause;	 /* TM_ABORT_* bits while doomed (0 from begin:
+			  * <ltx/inline.h> clears it at TM__CAUSE_OFFSET) */
 	int signal_wait; /* a signal landed past the commit point and waits
 			  * for the commit's end (tx/signal.c, on_defer;
 			  * ltx_tx_committed) */

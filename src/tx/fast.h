@@ -37,8 +37,7 @@ static inline __attribute__((always_inline)) bool
 ltx_tx_fast_begin_idle(struct ltx_tx *tx)
 {
 	ltx_inv_arm(&tx->cd);
-	/* cause is 0 already (desc.h): nothing to clear. */
-	assert(__atomic_load_n(&tx->cause, __ATOMIC_RELAXED) == 0);
+	tx->cause = 0;
 	/* Release: pairs with tm_free's acquire load of tx_id (tx/mem.c),
 	 * which then knows the previous transaction's reads are over.  One
 	 * add to memory (arch/arch.h): only this thread writes tx_id. */
@@ -56,10 +55,6 @@ ltx_tx_fast_begin_idle(struct ltx_tx *tx)
 		 * slow path's begin wait for it. */
 		tx->cd.limit = 0;
 		__atomic_store_n(&tx->status, LTX_IDLE, __ATOMIC_RELEASE);
-		/* A signal may have doomed it meanwhile: idle, cause is 0
-		 * again (no handler touches it from the store on). */
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		tx->cause = 0;
 		ltx_owner_add(&tx->tx_id, (uint64_t)-1);
 		return false;
 	}

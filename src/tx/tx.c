@@ -619,10 +619,6 @@ static void step_back(struct ltx_tx *tx)
 {
 	tx->cd.limit = 0;
 	store_status(tx, idle_status());
-	/* A signal may have doomed it since the status store that began it:
-	 * idle, cause is 0 again (desc.h). */
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	tx->cause = 0;
 	__atomic_store_n(&tx->tx_id, tx->tx_id - 1, __ATOMIC_RELEASE);
 }
 

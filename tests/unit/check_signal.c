@@ -253,8 +253,8 @@ END_TEST
  * handler runs right after the commit (tx/signal.c, on_defer), so every
  * increment counts: a ends at the loop's count plus the handler's.
  */
-#define STORM_COMMITS 200000
-#define STORM_HITS    1000
+#define STORM_COMMITS 20000
+#define STORM_HITS    2000
 
 static volatile unsigned long storm_commits;
 static pthread_t storm_target;
