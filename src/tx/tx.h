@@ -221,7 +221,7 @@ static inline __attribute__((always_inline)) bool
 ltx_tx_committed(struct ltx_tx *tx)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (__builtin_expect(ltx_int_differs(&tx->signal_wait, 0), 0))
+	if (ltx_unlikely(ltx_int_differs(&tx->signal_wait, 0)))
 		return ltx_tx_deliver_waiting(tx);
 	return true;
 }
