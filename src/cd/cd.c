@@ -97,7 +97,7 @@ bool ltx_cd_init(struct ltx_cd *cd, struct ltx_stats *stats)
 	ltx_cd_ws_bounds(cd);
 	for (struct ltx_wentry *w = cd->ws_base; w < cd->ws_end; w++)
 		w->owner = cd->id;
-	cd->orec_mul = LTX_HASH_MUL;
+	cd->orec_mul = LTX_OREC_MUL;
 	cd->stats = stats;
 	return true;
 }
@@ -119,7 +119,7 @@ void ltx_cd_attach(struct ltx_cd *cd)
 {
 	cd->orecs = ltx_orec_table;
 	cd->orec_mask = ltx_orec_mask;
-	cd->orec_mul = LTX_HASH_MUL;
+	cd->orec_mul = LTX_OREC_MUL;
 }
 
 void ltx_cd_fork_finish(struct ltx_cd *cd, int mode)

@@ -163,7 +163,7 @@ struct ltx_cd {
 	uintptr_t limit;
 	uintptr_t *orecs;
 	uintptr_t orec_mask; /* (table size - 1) * sizeof(orec): see orec.h */
-	uint64_t orec_mul;   /* LTX_HASH_MUL, as a memory operand for imul */
+	uint64_t orec_mul;   /* LTX_OREC_MUL, as a memory operand for imul */
 	struct ltx_rentry *rs_next;
 	struct ltx_rentry *rs_end;
 	struct ltx_wentry *ws_next;

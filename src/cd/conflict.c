@@ -13,7 +13,7 @@
  * (cd/orec.h: ltx_orec_at; cd/visible.c: lock_of). */
 static uint64_t record_bits(uintptr_t line)
 {
-	return ltx_hash_line(line, LTX_HASH_MUL) >> (LTX_OREC_HASH_SHIFT + 3);
+	return ltx_hash_line(line, LTX_OREC_MUL) >> (LTX_OREC_HASH_SHIFT + 3);
 }
 
 static bool same_record(uintptr_t a, uintptr_t b, unsigned bits)

@@ -22,7 +22,8 @@
 #define LTX_OREC_LOCKED ((uintptr_t)1 << 63)
 
 /*
- * Line address -> orec: the line hash (rt/hash.h), its bits from 29 up
+ * Line address -> orec: the line hash by LTX_OREC_MUL (rt/hash.h, which
+ * says why that constant), its bits from 29 up
  * masked with the table mask scaled by the orec size, which yields the
  * byte offset of the orec directly: hash, scale and index in five
  * instructions on x86-64 (<ltx/inline.h> has the same formula).

@@ -136,7 +136,7 @@ static struct ltx_bytelock *lock_of(uintptr_t line)
 {
 	return (struct ltx_bytelock
 			*)((char *)table +
-			   ltx_hash_index(ltx_hash_line(line, LTX_HASH_MUL),
+			   ltx_hash_index(ltx_hash_line(line, LTX_OREC_MUL),
 					  32 - LTX_LINE_SHIFT, table_mask));
 }
 

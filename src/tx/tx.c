@@ -47,7 +47,7 @@ static struct ltx_checkpoint static_checkpoint;
 struct ltx_tx ltx_boot_tx = {
 	.status = LTX_IDLE_SLOW,
 	.slow = LTX_SLOW_STATIC,
-	.cd = { .orecs = boot_orecs, .orec_mul = LTX_HASH_MUL },
+	.cd = { .orecs = boot_orecs, .orec_mul = LTX_OREC_MUL },
 	.checkpoint = &static_checkpoint,
 };
 
@@ -57,7 +57,7 @@ struct ltx_tx ltx_refuse_tx = {
 	.status = LTX_IDLE_SLOW,
 	.slow = LTX_SLOW_STATIC,
 	.cd = { .orecs = refuse_orecs,
-		.orec_mul = LTX_HASH_MUL,
+		.orec_mul = LTX_OREC_MUL,
 		.no_alloc = 1 },
 	.checkpoint = &static_checkpoint,
 };

@@ -56,7 +56,7 @@ static uintptr_t orec_index(const void *addr, unsigned bits)
 	uintptr_t mask = (((uintptr_t)1 << bits) - 1) * sizeof(uintptr_t);
 
 	return (uintptr_t)ltx_orec_at((uintptr_t *)sizeof(uintptr_t), mask,
-				      LTX_HASH_MUL, addr);
+				      LTX_OREC_MUL, addr);
 }
 
 /* Two lines of many[] on one orec at bits; prints the bits that would
