@@ -86,11 +86,23 @@ struct tm__head {
  * a begin clears: past the two lines above (src/tx/desc.h checks it). */
 #define TM__CAUSE_OFFSET 212
 
+/* Through the GOT where the compiler can (as <ltx/tm.h>). */
+#ifndef TM__NOPLT
+#if defined(__has_attribute)
+#if __has_attribute(noplt)
+#define TM__NOPLT __attribute__((noplt))
+#endif
+#endif
+#endif
+#ifndef TM__NOPLT
+#define TM__NOPLT
+#endif
+
 /* The library's tm_lt of the aligned word at addr once the inline code
  * has read v from its ownership record and found it at or above the limit
  * of a descriptor that is not idle; flipped is v ^ TM__OREC_LOCKED
  * (src/api/api.c). */
-uint64_t tm__lt_seen_v4(const void *addr, uintptr_t flipped);
+uint64_t tm__lt_seen_v4(const void *addr, uintptr_t flipped) TM__NOPLT;
 
 #if !defined(LTX_INTERNAL) && defined(__x86_64__) && defined(__GNUC__) &&      \
 	defined(__GCC_ASM_FLAG_OUTPUTS__)

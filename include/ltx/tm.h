@@ -13,6 +13,22 @@
 extern "C" {
 #endif
 
+/*
+ * The calls a transaction makes per operation go straight through the GOT
+ * where the compiler can (GCC's noplt: no PLT stub, one jump less per
+ * call; the function is bound when the program loads).
+ */
+#ifndef TM__NOPLT
+#if defined(__has_attribute)
+#if __has_attribute(noplt)
+#define TM__NOPLT __attribute__((noplt))
+#endif
+#endif
+#endif
+#ifndef TM__NOPLT
+#define TM__NOPLT
+#endif
+
 /* One machine word, the unit of tm_lt/tm_ltx/tm_st. */
 typedef uintptr_t tm_word_t;
 
@@ -42,31 +58,31 @@ typedef uintptr_t tm_word_t;
  * another transaction the load fails silently: the transaction is doomed
  * and this and every later load in it return 0 without reading memory.
  */
-tm_word_t tm_lt(const void *addr);
+tm_word_t tm_lt(const void *addr) TM__NOPLT;
 
 /* tm_ltx: LTX, an exclusive transactional load (the line is taken in E). */
-tm_word_t tm_ltx(const void *addr);
+tm_word_t tm_ltx(const void *addr) TM__NOPLT;
 
 /* tm_st: ST, a buffered transactional store of one aligned word. */
-void tm_st(void *addr, tm_word_t val);
+void tm_st(void *addr, tm_word_t val) TM__NOPLT;
 
 /* Sized forms: any naturally aligned 1, 2, 4 or 8 byte object. */
-uint8_t tm_lt_u8(const void *addr);
-uint16_t tm_lt_u16(const void *addr);
-uint32_t tm_lt_u32(const void *addr);
-uint64_t tm_lt_u64(const void *addr);
-uint8_t tm_ltx_u8(const void *addr);
-uint16_t tm_ltx_u16(const void *addr);
-uint32_t tm_ltx_u32(const void *addr);
-uint64_t tm_ltx_u64(const void *addr);
-void tm_st_u8(void *addr, uint8_t val);
-void tm_st_u16(void *addr, uint16_t val);
-void tm_st_u32(void *addr, uint32_t val);
-void tm_st_u64(void *addr, uint64_t val);
+uint8_t tm_lt_u8(const void *addr) TM__NOPLT;
+uint16_t tm_lt_u16(const void *addr) TM__NOPLT;
+uint32_t tm_lt_u32(const void *addr) TM__NOPLT;
+uint64_t tm_lt_u64(const void *addr) TM__NOPLT;
+uint8_t tm_ltx_u8(const void *addr) TM__NOPLT;
+uint16_t tm_ltx_u16(const void *addr) TM__NOPLT;
+uint32_t tm_ltx_u32(const void *addr) TM__NOPLT;
+uint64_t tm_ltx_u64(const void *addr) TM__NOPLT;
+void tm_st_u8(void *addr, uint8_t val) TM__NOPLT;
+void tm_st_u16(void *addr, uint16_t val) TM__NOPLT;
+void tm_st_u32(void *addr, uint32_t val) TM__NOPLT;
+void tm_st_u64(void *addr, uint64_t val) TM__NOPLT;
 
 /* Byte ranges of any size and alignment (structs, strings). */
-void tm_lt_bytes(void *dst, const void *src, size_t n);
-void tm_st_bytes(void *dst, const void *src, size_t n);
+void tm_lt_bytes(void *dst, const void *src, size_t n) TM__NOPLT;
+void tm_st_bytes(void *dst, const void *src, size_t n) TM__NOPLT;
 
 /*
  * tm_validate: VALIDATE.  Returns true if the transaction can still commit
@@ -74,14 +90,14 @@ void tm_st_bytes(void *dst, const void *src, size_t n);
  * aborted, the backoff delay has been applied, and the next transactional
  * operation starts a new transaction.
  */
-bool tm_validate(void);
+bool tm_validate(void) TM__NOPLT;
 
 /*
  * tm_commit: COMMIT.  Returns true if the transaction's stores were
  * published atomically (or if none was in progress); false if it aborted
  * (backoff applied).  Either way the transaction is over.
  */
-bool tm_commit(void);
+bool tm_commit(void) TM__NOPLT;
 
 /* tm_abort: abort the current transaction now, discarding its stores. */
 void tm_abort(void);
@@ -221,16 +237,7 @@ void tm__atomic_restarted(struct tm__atomic *a);
 void tm__atomic_left(struct tm__atomic *a);
 
 #if TM__JMP_KIND == 2
-/* Called straight through the GOT where the compiler can (no PLT stub:
- * one jump less per call, and these are called per block). */
-#if defined(__has_attribute)
-#if __has_attribute(noplt)
-#define TM__NOPLT __attribute__((noplt))
-#endif
-#endif
-#ifndef TM__NOPLT
-#define TM__NOPLT
-#endif
+/* Through the GOT (TM__NOPLT): these are called per block. */
 void *tm__block_enter(struct tm__atomic *a)
 	__attribute__((returns_twice)) TM__NOPLT;
 void tm__block_end(struct tm__atomic *a) TM__NOPLT;
@@ -348,11 +355,11 @@ bool tm_irrevocable(void);
  * (as with C23's free_sized); builds configured with --enable-debug
  * report it and abort.
  */
-void *tm_malloc(size_t size);
-void *tm_calloc(size_t nmemb, size_t size);
+void *tm_malloc(size_t size) TM__NOPLT;
+void *tm_calloc(size_t nmemb, size_t size) TM__NOPLT;
 void *tm_aligned_alloc(size_t alignment, size_t size);
-void tm_free(void *ptr);
-void tm_free_sized(void *ptr, size_t size);
+void tm_free(void *ptr) TM__NOPLT;
+void tm_free_sized(void *ptr, size_t size) TM__NOPLT;
 
 /* Memory waiting for reclamation and blocks handled, process-wide. */
 struct tm_mem_stats {

@@ -949,9 +949,14 @@ struct intset_hash {
 /*
  * The link that points at the first node of key's chain whose key is >= key
  * (or at NULL).  NULL ends a chain, so a doomed search just ends early.
+ * Always inlined: GCC inlines it into both callers in every build but
+ * the LTX_INLINE one, whose larger loads tip its heuristics to a call and
+ * five saved registers per operation; forcing it keeps the builds alike,
+ * so that txcost compares the runtimes' loads, not two shapes of the
+ * program.
  */
-static TX_SAFE struct hash_node **hash_find(struct intset_hash *s, long key,
-					    struct hash_node **curp)
+static inline __attribute__((always_inline)) TX_SAFE struct hash_node **
+hash_find(struct intset_hash *s, long key, struct hash_node **curp)
 {
 	struct hash_node **link = &s->buckets[key % s->nbuckets];
 	struct hash_node *cur = LOAD(*link);
