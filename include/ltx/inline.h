@@ -278,7 +278,9 @@ out_of_line:
 		TM__SIZE_OK(lv);                                               \
 		(__typeof__(lv))(uintptr_t)(sizeof(lv) == 8                    \
 						    ? TM__LT_WORD(lv)          \
-						    : TM__LOAD(tm_lt, lv));    \
+						    : TM__LOAD(tm_lt,          \
+							       tm__lt_word,    \
+							       lv));           \
 	})
 #endif
 

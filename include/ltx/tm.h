@@ -421,24 +421,37 @@ int tm_bus_stats(struct tm_bus_stats *out);
 				   ? 1                                         \
 				   : -1]))
 
-#define TM__LOAD(pfx, lv)                                                      \
-	(sizeof(lv) == 1   ? (uint64_t)pfx##_u8(&(lv))                         \
-	 : sizeof(lv) == 2 ? (uint64_t)pfx##_u16(&(lv))                        \
-	 : sizeof(lv) == 4 ? (uint64_t)pfx##_u32(&(lv))                        \
-			   : (uint64_t)pfx##_u64(&(lv)))
+/*
+ * tm_lt_u64, tm_ltx_u64 and tm_st_u64 of a word the caller knows to be
+ * 8-byte aligned: the same without the test of alignment.  TM_LT, TM_LTX
+ * and TM_ST call them for an lvalue whose type has 8-byte alignment,
+ * which C places at such an address (a packed member's alignment is 1,
+ * and it keeps the test).  Not for direct use: a misaligned addr is
+ * undefined behaviour (debug builds of ltx report it).
+ */
+uint64_t tm__lt_word(const void *addr) TM__NOPLT;
+uint64_t tm__ltx_word(const void *addr) TM__NOPLT;
+void tm__st_word(void *addr, uint64_t val) TM__NOPLT;
+
+#define TM__LOAD(pfx, word, lv)                                                \
+	(sizeof(lv) == 1	? (uint64_t)pfx##_u8(&(lv))                    \
+	 : sizeof(lv) == 2	? (uint64_t)pfx##_u16(&(lv))                   \
+	 : sizeof(lv) == 4	? (uint64_t)pfx##_u32(&(lv))                   \
+	 : __alignof__(lv) >= 8 ? (uint64_t)word(&(lv))                        \
+				: (uint64_t)pfx##_u64(&(lv)))
 
 /* TM_LT(lv): LT of the object lv, with lv's type. */
 #define TM_LT(lv)                                                              \
 	__extension__({                                                        \
 		TM__SIZE_OK(lv);                                               \
-		(__typeof__(lv))(uintptr_t)TM__LOAD(tm_lt, lv);                \
+		(__typeof__(lv))(uintptr_t)TM__LOAD(tm_lt, tm__lt_word, lv);   \
 	})
 
 /* TM_LTX(lv): LTX of the object lv, with lv's type. */
 #define TM_LTX(lv)                                                             \
 	__extension__({                                                        \
 		TM__SIZE_OK(lv);                                               \
-		(__typeof__(lv))(uintptr_t)TM__LOAD(tm_ltx, lv);               \
+		(__typeof__(lv))(uintptr_t)TM__LOAD(tm_ltx, tm__ltx_word, lv); \
 	})
 
 /* TM_ST(lv, v): ST of v into the object lv; only lv's bytes change. */
@@ -453,6 +466,8 @@ int tm_bus_stats(struct tm_bus_stats *out);
 			tm_st_u16(&(lv), (uint16_t)tm__w);                     \
 		else if (sizeof(lv) == 4)                                      \
 			tm_st_u32(&(lv), (uint32_t)tm__w);                     \
+		else if (__alignof__(lv) >= 8)                                 \
+			tm__st_word(&(lv), tm__w);                             \
 		else                                                           \
 			tm_st_u64(&(lv), tm__w);                               \
 		(void)0;                                                       \

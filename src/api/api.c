@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tx/access.h"
@@ -25,17 +26,23 @@ static __attribute__((noinline)) uint64_t load_misaligned(const void *addr)
 
 /* tm_lt and tm_lt_u64: the alignment test is off the read-after-write
  * path (ltx_tx_fast_load_any). */
-static inline __attribute__((always_inline)) uint64_t lt_word(const void *addr)
+static inline __attribute__((always_inline)) uint64_t
+lt_word_as(const void *addr, bool any)
 {
 	struct ltx_tx *tx = ltx_self;
 	uintptr_t v;
 	uint64_t x;
 
-	if (ltx_tx_fast_load_any(tx, addr, &x, &v))
+	if (ltx_tx_fast_load_as(tx, addr, &x, &v, any))
 		return x;
-	if (ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))
+	if (any && ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))
 		return load_misaligned(addr);
 	return ltx_tx_load_shared(addr, tx, v);
+}
+
+static inline __attribute__((always_inline)) uint64_t lt_word(const void *addr)
+{
+	return lt_word_as(addr, true);
 }
 
 tm_word_t tm_lt(const void *addr)
@@ -67,16 +74,22 @@ static __attribute__((noinline)) uint64_t load_excl_slow(const void *addr,
 
 /* tm_ltx and tm_ltx_u64: the alignment test is made where the word is
  * read, after the orec's (ltx_tx_fast_load_excl_any). */
-static inline __attribute__((always_inline)) uint64_t ltx_word(const void *addr)
+static inline __attribute__((always_inline)) uint64_t
+ltx_word_as(const void *addr, bool any)
 {
 	struct ltx_tx *tx = ltx_self;
 	uint64_t x;
 
-	if (ltx_tx_fast_load_excl_any(tx, addr, &x))
+	if (ltx_tx_fast_load_excl_as(tx, addr, &x, any))
 		return x;
-	if (ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))
+	if (any && ltx_unlikely((uintptr_t)addr & LTX_WORD_MASK))
 		return load_misaligned_excl(addr);
 	return load_excl_slow(addr, tx);
+}
+
+static inline __attribute__((always_inline)) uint64_t ltx_word(const void *addr)
+{
+	return ltx_word_as(addr, true);
 }
 
 tm_word_t tm_ltx(const void *addr)
@@ -154,6 +167,45 @@ STORE_SIZED(tm_st_u8, uint8_t)
 STORE_SIZED(tm_st_u16, uint16_t)
 STORE_SIZED(tm_st_u32, uint32_t)
 STORE_SIZED(tm_st_u64, uint64_t)
+
+/*
+ * The word forms TM_LT, TM_LTX and TM_ST call for an lvalue whose type has
+ * 8-byte alignment (<ltx/tm.h>): tm_lt_u64, tm_ltx_u64 and tm_st_u64
+ * without the test of alignment.  A misaligned addr is the caller's
+ * undefined behaviour (C's, for such an lvalue); debug builds stop on it.
+ */
+#ifdef LTX_DEBUG
+static void check_word(const void *addr, const char *fn)
+{
+	if (((uintptr_t)addr & LTX_WORD_MASK) == 0)
+		return;
+	fprintf(stderr,
+		"ltx: %s(%p): a misaligned address for an 8-byte-aligned "
+		"type (a pointer cast to one?)\n",
+		fn, addr);
+	abort();
+}
+#else
+#define check_word(addr, fn) ((void)0)
+#endif
+
+uint64_t tm__lt_word(const void *addr)
+{
+	check_word(addr, "TM_LT");
+	return lt_word_as(addr, false);
+}
+
+uint64_t tm__ltx_word(const void *addr)
+{
+	check_word(addr, "TM_LTX");
+	return ltx_word_as(addr, false);
+}
+
+void tm__st_word(void *addr, uint64_t val)
+{
+	check_word(addr, "TM_ST");
+	ltx_access_store_sized(addr, val, sizeof(val));
+}
 
 void tm_lt_bytes(void *dst, const void *src, size_t n)
 {
