@@ -86,14 +86,8 @@ struct tm__head {
  * a begin clears: past the two lines above (src/tx/desc.h checks it). */
 #define TM__CAUSE_OFFSET 212
 
-/* Through the GOT where the compiler can (as <ltx/tm.h>). */
-#ifndef TM__NOPLT
-#if defined(__has_attribute)
-#if __has_attribute(noplt)
-#define TM__NOPLT __attribute__((noplt))
-#endif
-#endif
-#endif
+/* <ltx/tm.h>, which includes this header, defines TM__NOPLT; the
+ * library's own include of it (src/tx/desc.h) needs no attribute. */
 #ifndef TM__NOPLT
 #define TM__NOPLT
 #endif
