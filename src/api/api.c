@@ -189,6 +189,11 @@ static void check_word(const void *addr, const char *fn)
 #define check_word(addr, fn) ((void)0)
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_THREAD__)
+#define LTX_LT_WORD_SPLIT 1 /* tm__lt_word's own fast path (below) */
+#endif
+
+#ifdef LTX_LT_WORD_SPLIT
 /*
  * tm__lt_word's orec at or above the limit, out of line (its fast path
  * then keeps the hash to itself): ltx_tx_fast_load_as's case of read after
@@ -209,10 +214,11 @@ lt_word_above(const void *addr, struct ltx_tx *tx, uintptr_t *orec, uintptr_t v)
 	}
 	return ltx_tx_load_shared(addr, tx, v);
 }
+#endif
 
 uint64_t tm__lt_word(const void *addr)
 {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_THREAD__)
+#ifdef LTX_LT_WORD_SPLIT
 	struct ltx_tx *tx = ltx_self;
 	struct ltx_cd *cd = &tx->cd;
 	uintptr_t *orec = ltx_orec_of(cd, addr);
