@@ -195,24 +195,13 @@ static void check_word(const void *addr, const char *fn)
 
 #ifdef LTX_LT_WORD_SPLIT
 /*
- * tm__lt_word's orec at or above the limit, out of line (its fast path
- * then keeps the hash to itself): ltx_tx_fast_load_as's case of read after
- * write or a begin (src/tx/fast.h), then the general load.
+ * tm__lt_word's orec at or above the limit (read after write, a begin, a
+ * newer or locked line), out of line so that its fast path keeps the hash
+ * to itself: tm_lt's path of an aligned word, from the start.
  */
-static __attribute__((noinline)) uint64_t
-lt_word_above(const void *addr, struct ltx_tx *tx, uintptr_t *orec, uintptr_t v)
+static __attribute__((noinline)) uint64_t lt_word_above(const void *addr)
 {
-	struct ltx_cd *cd = &tx->cd;
-	uint64_t x;
-
-	if (ltx_int_differs(&tx->status, LTX_IDLE)) {
-		if (ltx_inv_load_single(cd, &v, addr, &x))
-			return x;
-	} else if (ltx_tx_fast_begin_idle(tx) && v < cd->limit &&
-		   ltx_inv_read(cd, orec, v, addr, &x)) {
-		return x;
-	}
-	return ltx_tx_load_shared(addr, tx, v);
+	return lt_word_as(addr, false);
 }
 #endif
 
@@ -231,7 +220,7 @@ uint64_t tm__lt_word(const void *addr)
 
 	check_word(addr, "TM_LT");
 	if (ltx_unlikely(v >= cd->limit))
-		return lt_word_above(addr, tx, orec, v);
+		return lt_word_above(addr);
 	/* ltx_inv_read: the word (ltx_load_word's mov), the orec again,
 	 * the read logged. */
 	__asm__ __volatile__("movq %1, %0"
