@@ -297,7 +297,24 @@ static enum ltx_holder holder(const struct ltx_cd *self, int kind,
 static void thread_exit(void *arg)
 {
 	struct ltx_tx *tx = arg;
+	sigset_t all;
 
+	/*
+	 * No handler runs on this thread any more, now or after: blocked
+	 * here, its signals stay blocked until the thread is gone (glibc
+	 * blocks them itself a little later, in the thread's final
+	 * stages).  A handler that ran after the release below would find
+	 * ltx_self back at ltx_boot_tx, and its transactions would take a
+	 * descriptor (registry_lock, maybe malloc) and make the GCC front
+	 * end's state (malloc) inside a signal handler: a deadlock if the
+	 * signal had interrupted the release (registry_lock held), or
+	 * libc's own teardown holding the heap's lock (seen: a SIGALRM
+	 * handler's GCC transaction landing in __libc_thread_freeres).  A
+	 * process-directed signal goes to another thread; one sent to this
+	 * thread is lost with it, as it would be a moment later.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	/* A thread that ends (or is cancelled) inside a transaction aborts
 	 * it, so none of its lines stays owned. */
 	if (!ltx_status_idle(load_status(tx))) {

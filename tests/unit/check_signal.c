@@ -458,6 +458,90 @@ START_TEST(test_null_dereference_in_valid_transaction_kills)
 }
 END_TEST
 
+/*
+ * A thread that used transactions lets go of its descriptor as it exits
+ * (ltx's thread-specific destructor).  A handler that ran on it after that
+ * would have its transactions take a new descriptor and make state for
+ * it, locking and calling malloc in a signal handler: a deadlock when the
+ * signal had interrupted libc's own teardown holding the heap's lock
+ * (seen: a GCC transaction in a SIGALRM handler, landing in
+ * __libc_thread_freeres).  From the release on, the thread's signals are
+ * blocked: here a destructor that runs after ltx's (in a later round of
+ * destructors) finds SIGUSR1 blocked, and the SIGUSR1 it sends its own
+ * thread never runs the handler there.
+ */
+static pthread_key_t late_key;
+static volatile pid_t exiting_tid;
+static volatile sig_atomic_t ran_on_exiting, late_saw_blocked, late_ran;
+
+static void handler_on_which_thread(int sig)
+{
+	(void)sig;
+	if (gettid() == exiting_tid)
+		ran_on_exiting = 1;
+	TM_ATOMIC
+		tm_st(&b, tm_lt(&b) + 1);
+}
+
+static void late_destructor(void *arg)
+{
+	sigset_t cur;
+
+	/* Round 1 may come before ltx's destructor: again in round 2. */
+	if (arg == (void *)1) {
+		pthread_setspecific(late_key, (void *)2);
+		return;
+	}
+	exiting_tid = gettid();
+	pthread_sigmask(SIG_SETMASK, NULL, &cur);
+	late_saw_blocked = sigismember(&cur, SIGUSR1);
+	pthread_kill(pthread_self(), SIGUSR1);
+	late_ran = 1;
+}
+
+static void *exiting_thread(void *arg)
+{
+	sigset_t usr1;
+
+	(void)arg;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
+	TM_ATOMIC
+		tm_st(&a, tm_lt(&a) + 1);
+	pthread_setspecific(late_key, (void *)1);
+	return NULL;
+}
+
+START_TEST(test_no_handler_runs_on_a_thread_past_its_descriptor)
+{
+	pthread_t t;
+	sigset_t usr1, saved;
+
+	if (!ltx_test_use_mode(_i))
+		return;
+	ltx_test_set_handler(SIGUSR1, handler_on_which_thread, 0);
+	a = b = 0;
+	ran_on_exiting = late_saw_blocked = late_ran = 0;
+	exiting_tid = 0;
+	ck_assert_int_eq(pthread_key_create(&late_key, late_destructor), 0);
+	/* Only the exiting thread takes SIGUSR1 (it unblocks it). */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, &saved);
+	ck_assert_int_eq(pthread_create(&t, NULL, exiting_thread, NULL), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	ck_assert_int_eq(late_ran, 1);
+	ck_assert_uint_eq(a, 1);
+	ck_assert_int_eq(ran_on_exiting, 0);
+	ck_assert_int_eq(late_saw_blocked, 1);
+	ck_assert_uint_eq(b, 0);
+	pthread_key_delete(late_key);
+	signal(SIGUSR1, SIG_DFL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("signal");
@@ -473,6 +557,9 @@ int main(void)
 		tc, test_handler_transaction_leaves_interrupted_one_intact, 0,
 		LTX_TEST_NMODES);
 	tcase_add_test(tc, test_handler_transaction_runs_in_the_mode_set_since);
+	tcase_add_loop_test(
+		tc, test_no_handler_runs_on_a_thread_past_its_descriptor, 0,
+		LTX_TEST_NMODES);
 	tcase_add_loop_test(
 		tc, test_irrevocable_transaction_is_not_doomed_by_signal, 0,
 		LTX_TEST_NMODES);
