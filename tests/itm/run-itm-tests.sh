@@ -297,4 +297,24 @@ else
 	echo "FAIL: handler_tx does not build"
 	fail=1
 fi
+# Signal handlers that run GCC transactions while short-lived threads
+# run theirs and exit: none may run on a thread after ltx has taken its
+# descriptor back (it hung in malloc inside the handler).
+if $CC -O2 -fgnu-tm -pthread -I"$srcdir/itm" "$srcdir/itm/handler_exit.c" \
+	-o "$work/handler_exit.ltx" -Wl,--no-as-needed -L"$LTXLIBDIR" -lltx \
+	-Wl,-rpath,"$(dirname "$LTXLIB")"; then
+	for m in $modes; do
+		for serial in auto never; do
+			n=
+			LTX_MODE=$m LTX_ITM_REPORT=1 LTX_ITM_SERIAL=$serial \
+				"$work/handler_exit.ltx" 4 >"$work/out" \
+				2>"$work/err"
+			rc=$?
+			check "handler_exit 4 threads, -lltx, $m, LTX_ITM_SERIAL=$serial" yes
+		done
+	done
+else
+	echo "FAIL: handler_exit does not build"
+	fail=1
+fi
 exit $fail
