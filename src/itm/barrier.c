@@ -292,8 +292,9 @@ eh_objects(const struct ltx_tx *tx)
 }
 
 /*
- * The fast paths: a naturally aligned object of at most 8 bytes, off this
- * thread's stack for a store, in the ltx transaction of an ITM_INSTR one;
+ * The fast paths: a naturally aligned object of at most 8 bytes, or 16
+ * bytes aligned to 8 (two words), off this thread's stack for a store, in
+ * the ltx transaction of an ITM_INSTR one;
  * a load or store of a line the transaction has already written (read
  * after write, and a later store to it: its write-set entry, found
  * through the orec); a store to its stack; in a serial mode, a plain
@@ -325,6 +326,24 @@ read_obj(void *dst, const void *src, size_t size, bool excl)
 			if (size < 8)
 				x >>= (p & LTX_WORD_MASK) * 8;
 			memcpy(dst, &x, size); /* little-endian */
+			return;
+		}
+	}
+	if (size == 16 && (p & LTX_WORD_MASK) == 0 &&
+	    ltx_likely(tx->cd.limit != 0)) {
+		/* Two longs or pointers side by side, which GCC loads as one
+		 * vector: two words, each on the fast path (the second one
+		 * alone on the slow path if it must). */
+		uint64_t x[2];
+
+		if (ltx_likely(ltx_tx_fast_load_open(tx, src, excl, true,
+						     &x[0]))) {
+			if (ltx_unlikely(!ltx_tx_fast_load_open(
+				    tx, (const char *)src + 8, excl, true,
+				    &x[1])))
+				x[1] = read_slow_small((const char *)src + 8, 8,
+						       excl);
+			memcpy(dst, x, sizeof(x));
 			return;
 		}
 	}
@@ -362,6 +381,32 @@ write_obj(void *dst, const void *src, size_t size)
 							      (unsigned)size)))
 				return;
 		} else if (serial_store_word(tx, dst, src, size)) {
+			return;
+		}
+	} else if (size == 16 && (p & LTX_WORD_MASK) == 0) {
+		/* Two words side by side (one vector store), as above; each
+		 * stack word is undo-logged as a word of its own. */
+		const char *s = src;
+		uint64_t x[2];
+
+		if (ltx_unlikely(p - tx->stack_lo < tx->stack_span)) {
+			if (stack_store_word(tx, dst, s, 8)) {
+				(void)stack_store_word(tx, (char *)dst + 8,
+						       s + 8, 8);
+				return;
+			}
+		} else if (ltx_likely(tx->cd.limit != 0) &&
+			   ltx_likely(!eh_objects(tx))) {
+			memcpy(x, src, sizeof(x));
+			if (ltx_likely(
+				    ltx_tx_fast_store_open(tx, dst, x[0], 8))) {
+				if (ltx_unlikely(!ltx_tx_fast_store_open(
+					    tx, (char *)dst + 8, x[1], 8)))
+					write_slow((char *)dst + 8, s + 8, 8);
+				return;
+			}
+		} else if (serial_store_word(tx, dst, s, 8)) {
+			(void)serial_store_word(tx, (char *)dst + 8, s + 8, 8);
 			return;
 		}
 	}

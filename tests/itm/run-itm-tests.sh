@@ -39,7 +39,7 @@ if [ ! -f "$LTXLIB" ]; then
 	exit 77
 fi
 
-PROGS="counter list rbtree memops clone relaxed nested signals threads alloc_handoff"
+PROGS="counter list rbtree memops clone relaxed nested signals threads alloc_handoff vectors"
 work=itm-work
 mkdir -p "$work"
 fail=0

@@ -21,6 +21,9 @@ void _ITM_LU8(const uint64_t *p);
 void _ITM_memcpyRtWt(void *dst, const void *src, size_t n);
 void _ITM_memmoveRtWt(void *dst, const void *src, size_t n);
 void _ITM_memsetW(void *dst, int c, size_t n);
+typedef long v2 __attribute__((vector_size(16)));
+v2 _ITM_RM128(const v2 *p);
+void _ITM_WM128(v2 *p, v2 v);
 
 #define PR_INSTR    0x01u
 #define PR_UNINSTR  0x02u
@@ -116,8 +119,13 @@ END_TEST
 START_TEST(test_stores_to_own_stack_are_visible_at_once_and_undone)
 {
 	volatile uint64_t local = 1;
+	/* 16 bytes (two words, one vector barrier), as GCC stores two longs
+	 * side by side. */
+	volatile v2 pair = { 7, 8 };
 	volatile int entries = 0;
 	uint64_t copy;
+	long two[2];
+	v2 back;
 	uint32_t a;
 
 	if (_i == 1)
@@ -128,10 +136,17 @@ START_TEST(test_stores_to_own_stack_are_visible_at_once_and_undone)
 		memcpy(&copy, (const void *)&local, sizeof(copy));
 		ck_assert_uint_eq(copy, 42);
 		ck_assert_uint_eq(_ITM_RU8((const uint64_t *)&local), 42);
+		_ITM_WM128((v2 *)&pair, (v2){ 40, 41 });
+		memcpy(two, (const void *)&pair, sizeof(two));
+		ck_assert(two[0] == 40 && two[1] == 41);
+		back = _ITM_RM128((const v2 *)&pair);
+		ck_assert(back[0] == 40 && back[1] == 41);
 		_ITM_abortTransaction(userAbort);
 	}
 	ck_assert_uint_eq(a & A_ABORT, A_ABORT);
 	ck_assert_uint_eq(local, 1);
+	memcpy(two, (const void *)&pair, sizeof(two));
+	ck_assert(two[0] == 7 && two[1] == 8);
 }
 END_TEST
 
