@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "itm-test.h"
+#include "itm-signal.h"
 
 #define ROUNDS	   1000
 #define PER_THREAD 20
@@ -45,24 +45,10 @@ static void on_alarm(int sig)
 	__atomic_fetch_add(&ticks, 1, __ATOMIC_RELAXED);
 }
 
-static void on_watchdog(int sig)
-{
-	static const char msg[] = "handler_exit: no progress in 30 s (a "
-				  "transaction waits for ever)\n";
-
-	(void)sig;
-	(void)!write(2, msg, sizeof(msg) - 1);
-	_exit(2);
-}
-
 static void *worker(void *arg)
 {
-	sigset_t alrm;
-
 	(void)arg;
-	sigemptyset(&alrm);
-	sigaddset(&alrm, SIGALRM);
-	CHECK(pthread_sigmask(SIG_UNBLOCK, &alrm, NULL) == 0);
+	mask_sigalrm(1);
 	for (int i = 0; i < PER_THREAD; i++) {
 		__transaction_atomic
 		{
@@ -80,28 +66,15 @@ int main(int argc, char **argv)
 	struct itimerval it = { { 0, 100 }, { 0, 100 } };
 	struct itimerval off;
 	struct sigaction sa;
-	struct sigevent ev;
-	struct itimerspec wd = { { 0, 0 }, { 30, 0 } };
-	timer_t watchdog;
-	sigset_t alrm;
 	pthread_t t[64];
 
+	start_watchdog("handler_exit", 30);
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_watchdog;
-	CHECK(sigaction(SIGUSR2, &sa, NULL) == 0);
-	memset(&ev, 0, sizeof(ev));
-	ev.sigev_notify = SIGEV_SIGNAL;
-	ev.sigev_signo = SIGUSR2;
-	CHECK(timer_create(CLOCK_MONOTONIC, &ev, &watchdog) == 0);
-	CHECK(timer_settime(watchdog, 0, &wd, NULL) == 0);
-
 	sa.sa_handler = on_alarm;
 	sa.sa_flags = SA_RESTART;
 	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
 	/* The main thread, which only creates and joins, never takes it. */
-	sigemptyset(&alrm);
-	sigaddset(&alrm, SIGALRM);
-	CHECK(pthread_sigmask(SIG_BLOCK, &alrm, NULL) == 0);
+	mask_sigalrm(0);
 	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
 	for (int r = 0; r < ROUNDS; r++) {
 		for (long i = 0; i < n; i++)
@@ -111,7 +84,6 @@ int main(int argc, char **argv)
 	}
 	memset(&off, 0, sizeof(off));
 	CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
-	CHECK(timer_delete(watchdog) == 0);
 
 	CHECK(done == (long)ROUNDS * n * PER_THREAD);
 	CHECK(pair[0] == done && pair[1] == done);

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "itm-test.h"
+#include "itm-signal.h"
 
 /* Each thread runs until the handler ran TICKS times, at most MAX_ITERS. */
 #define TICKS	  300
@@ -71,27 +71,14 @@ static void on_alarm(int sig)
 	__atomic_fetch_add(&ticks, 1, __ATOMIC_RELAXED);
 }
 
-static void on_watchdog(int sig)
-{
-	static const char msg[] = "handler_tx: no progress in 60 s (a "
-				  "transaction waits for ever)\n";
-
-	(void)sig;
-	(void)!write(2, msg, sizeof(msg) - 1);
-	_exit(2);
-}
-
 static void *worker(void *arg)
 {
-	sigset_t alrm;
+	long i;
 
 	(void)arg;
 	/* The workers take the signal, not the main thread that waits for
 	 * them (which blocks it: the kernel would pick that idle thread). */
-	sigemptyset(&alrm);
-	sigaddset(&alrm, SIGALRM);
-	CHECK(pthread_sigmask(SIG_UNBLOCK, &alrm, NULL) == 0);
-	long i;
+	mask_sigalrm(1);
 
 	for (i = 0; i < MAX_ITERS && ticks < TICKS; i++) {
 		__transaction_atomic
@@ -111,33 +98,18 @@ int main(int argc, char **argv)
 	struct itimerval it = { { 0, 200 }, { 0, 200 } };
 	struct itimerval off;
 	struct sigaction sa;
-	struct sigevent ev;
-	struct itimerspec wd = { { 0, 0 }, { 60, 0 } };
-	timer_t watchdog;
-	sigset_t alrm;
 
 	shared = argc > 2 && strcmp(argv[2], "shared") == 0;
-
+	start_watchdog("handler_tx", 60);
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_watchdog;
-	CHECK(sigaction(SIGUSR2, &sa, NULL) == 0);
-	memset(&ev, 0, sizeof(ev));
-	ev.sigev_notify = SIGEV_SIGNAL;
-	ev.sigev_signo = SIGUSR2;
-	CHECK(timer_create(CLOCK_MONOTONIC, &ev, &watchdog) == 0);
-	CHECK(timer_settime(watchdog, 0, &wd, NULL) == 0);
-
 	sa.sa_handler = on_alarm;
 	sa.sa_flags = SA_RESTART;
 	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
-	sigemptyset(&alrm);
-	sigaddset(&alrm, SIGALRM);
-	CHECK(pthread_sigmask(SIG_BLOCK, &alrm, NULL) == 0);
+	mask_sigalrm(0);
 	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
 	run_threads(n, worker);
 	memset(&off, 0, sizeof(off));
 	CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
-	CHECK(timer_delete(watchdog) == 0);
 
 	CHECK(pair[0] == done && pair[1] == done);
 	CHECK(hpair[0] == hdone && hpair[1] == hdone);
