@@ -63,27 +63,18 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	int n = nthreads_arg(argc, argv);
-	struct itimerval it = { { 0, 100 }, { 0, 100 } };
-	struct itimerval off;
-	struct sigaction sa;
 	pthread_t t[64];
 
 	start_watchdog("handler_exit", 30);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_alarm;
-	sa.sa_flags = SA_RESTART;
-	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
 	/* The main thread, which only creates and joins, never takes it. */
-	mask_sigalrm(0);
-	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+	start_alarm(on_alarm, 100);
 	for (int r = 0; r < ROUNDS; r++) {
 		for (long i = 0; i < n; i++)
 			CHECK(pthread_create(&t[i], NULL, worker, NULL) == 0);
 		for (int i = 0; i < n; i++)
 			CHECK(pthread_join(t[i], NULL) == 0);
 	}
-	memset(&off, 0, sizeof(off));
-	CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
+	stop_alarm();
 
 	CHECK(done == (long)ROUNDS * n * PER_THREAD);
 	CHECK(pair[0] == done && pair[1] == done);

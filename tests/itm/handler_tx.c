@@ -95,21 +95,12 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	int n = nthreads_arg(argc, argv);
-	struct itimerval it = { { 0, 200 }, { 0, 200 } };
-	struct itimerval off;
-	struct sigaction sa;
 
 	shared = argc > 2 && strcmp(argv[2], "shared") == 0;
 	start_watchdog("handler_tx", 60);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_alarm;
-	sa.sa_flags = SA_RESTART;
-	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
-	mask_sigalrm(0);
-	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+	start_alarm(on_alarm, 200);
 	run_threads(n, worker);
-	memset(&off, 0, sizeof(off));
-	CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
+	stop_alarm();
 
 	CHECK(pair[0] == done && pair[1] == done);
 	CHECK(hpair[0] == hdone && hpair[1] == hdone);

@@ -6,6 +6,7 @@
 
 #include <signal.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,6 +56,29 @@ static inline void mask_sigalrm(int how)
 	sigemptyset(&alrm);
 	sigaddset(&alrm, SIGALRM);
 	CHECK(pthread_sigmask(how ? SIG_UNBLOCK : SIG_BLOCK, &alrm, NULL) == 0);
+}
+
+/* handler on SIGALRM (SA_RESTART) every usec microseconds from now,
+ * taken by the workers only: the calling (main) thread blocks it. */
+static inline void start_alarm(void (*handler)(int), long usec)
+{
+	struct itimerval it = { { 0, usec }, { 0, usec } };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sa.sa_flags = SA_RESTART;
+	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
+	mask_sigalrm(0);
+	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+}
+
+static inline void stop_alarm(void)
+{
+	struct itimerval off;
+
+	memset(&off, 0, sizeof(off));
+	CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
 }
 
 #endif /* ITM_SIGNAL_H */
