@@ -314,6 +314,13 @@ read_obj(void *dst, const void *src, size_t size, bool excl)
 	struct ltx_tx *tx = ltx_self;
 	uintptr_t p = (uintptr_t)src;
 
+	if (size == 16 && (p & LTX_WORD_MASK) == 0) {
+		/* Two longs or pointers side by side, which GCC loads as one
+		 * vector: two words, each by the path of a word. */
+		read_obj(dst, src, 8, excl);
+		read_obj((char *)dst + 8, (const char *)src + 8, 8, excl);
+		return;
+	}
 	if (size <= 8 && (p & (size - 1)) == 0 &&
 	    ltx_likely(tx->cd.limit != 0)) {
 		/* (For 8 bytes the compiler cannot tell that p is the word.) */
@@ -326,24 +333,6 @@ read_obj(void *dst, const void *src, size_t size, bool excl)
 			if (size < 8)
 				x >>= (p & LTX_WORD_MASK) * 8;
 			memcpy(dst, &x, size); /* little-endian */
-			return;
-		}
-	}
-	if (size == 16 && (p & LTX_WORD_MASK) == 0 &&
-	    ltx_likely(tx->cd.limit != 0)) {
-		/* Two longs or pointers side by side, which GCC loads as one
-		 * vector: two words, each on the fast path (the second one
-		 * alone on the slow path if it must). */
-		uint64_t x[2];
-
-		if (ltx_likely(ltx_tx_fast_load_open(tx, src, excl, true,
-						     &x[0]))) {
-			if (ltx_unlikely(!ltx_tx_fast_load_open(
-				    tx, (const char *)src + 8, excl, true,
-				    &x[1])))
-				x[1] = read_slow_small((const char *)src + 8, 8,
-						       excl);
-			memcpy(dst, x, sizeof(x));
 			return;
 		}
 	}
@@ -368,6 +357,12 @@ write_obj(void *dst, const void *src, size_t size)
 	struct ltx_tx *tx = ltx_self;
 	uintptr_t p = (uintptr_t)dst;
 
+	if (size == 16 && (p & LTX_WORD_MASK) == 0) {
+		/* The same for a store (a stack word is undo-logged alone). */
+		write_obj(dst, src, 8);
+		write_obj((char *)dst + 8, (const char *)src + 8, 8);
+		return;
+	}
 	if (size <= 8 && (p & (size - 1)) == 0) {
 		uint64_t x = 0;
 
@@ -381,32 +376,6 @@ write_obj(void *dst, const void *src, size_t size)
 							      (unsigned)size)))
 				return;
 		} else if (serial_store_word(tx, dst, src, size)) {
-			return;
-		}
-	} else if (size == 16 && (p & LTX_WORD_MASK) == 0) {
-		/* Two words side by side (one vector store), as above; each
-		 * stack word is undo-logged as a word of its own. */
-		const char *s = src;
-		uint64_t x[2];
-
-		if (ltx_unlikely(p - tx->stack_lo < tx->stack_span)) {
-			if (stack_store_word(tx, dst, s, 8)) {
-				(void)stack_store_word(tx, (char *)dst + 8,
-						       s + 8, 8);
-				return;
-			}
-		} else if (ltx_likely(tx->cd.limit != 0) &&
-			   ltx_likely(!eh_objects(tx))) {
-			memcpy(x, src, sizeof(x));
-			if (ltx_likely(
-				    ltx_tx_fast_store_open(tx, dst, x[0], 8))) {
-				if (ltx_unlikely(!ltx_tx_fast_store_open(
-					    tx, (char *)dst + 8, x[1], 8)))
-					write_slow((char *)dst + 8, s + 8, 8);
-				return;
-			}
-		} else if (serial_store_word(tx, dst, s, 8)) {
-			(void)serial_store_word(tx, (char *)dst + 8, s + 8, 8);
 			return;
 		}
 	}
