@@ -154,9 +154,10 @@ ltx_inv_owned_entry(const struct ltx_cd *cd, uintptr_t v, const void *addr)
 
 /*
  * ST to a line this transaction already holds alone on its orec, seen at
- * v (after LTX, or a first ST): add the bytes to its entry.  A line whose
- * one store so far was kept aside (LTX_WENTRY_SINGLE) takes a second word
- * in the general form.  Returns false for anything else (not ours,
+ * v (after LTX, or a first ST): add the bytes to its entry.  The first
+ * aligned word stored on a line taken by LTX is kept aside
+ * (LTX_WENTRY_SINGLE), as a first ST's is; a line whose one store so far
+ * was kept aside takes a second word in the general form.  Returns false for anything else (not ours,
  * chains, other flags: the slow path).
  */
 static inline __attribute__((always_inline)) bool
@@ -169,7 +170,15 @@ ltx_inv_store_owned(struct ltx_cd *cd, uintptr_t v, void *addr, uint64_t val,
 	if (w == NULL)
 		return false;
 	/* A lone head first (after LTX: a read-modify-write), one test. */
-	if (w->link != 0) {
+	if (w->link == 0) {
+		/* Nothing stored yet (LTX alone leaves mask 0): the word is
+		 * kept aside as a first ST would, so that the commit is the
+		 * fast one's single store. */
+		if (size == 8 && w->mask == 0) {
+			ltx_inv_first_store(w, addr, val, size);
+			return true;
+		}
+	} else {
 		if (w->link != LTX_WENTRY_LONE_SINGLE)
 			return false;
 		if (size == 8 && w->single_addr == (uintptr_t)addr) {
