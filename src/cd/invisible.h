@@ -157,8 +157,8 @@ ltx_inv_owned_entry(const struct ltx_cd *cd, uintptr_t v, const void *addr)
  * v (after LTX, or a first ST): add the bytes to its entry.  The first
  * aligned word stored on a line taken by LTX is kept aside
  * (LTX_WENTRY_SINGLE), as a first ST's is; a line whose one store so far
- * was kept aside takes a second word in the general form.  Returns false for anything else (not ours,
- * chains, other flags: the slow path).
+ * was kept aside takes a second word in the general form.  Returns false for
+ * anything else (not ours, chains, other flags: the slow path).
  */
 static inline __attribute__((always_inline)) bool
 ltx_inv_store_owned(struct ltx_cd *cd, uintptr_t v, void *addr, uint64_t val,
