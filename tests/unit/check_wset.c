@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Read after write: a word merged from memory and a write-set entry. */
+/* Read after write: a word merged from memory and a write-set entry; the
+ * write-back of an entry's dirty bytes. */
 #include <check.h>
 #include <stdlib.h>
 
@@ -59,6 +60,59 @@ START_TEST(test_merged_word_takes_dirty_bytes_from_the_entry)
 }
 END_TEST
 
+/* One write-back of mask m over a line of sentinel bytes: every dirty
+ * byte is the entry's, every other byte is untouched. */
+static void check_write_back(struct ltx_wentry *w, uint64_t *line, uint64_t m)
+{
+	const unsigned char *data = (const unsigned char *)w->data;
+	unsigned char want[64];
+
+	for (unsigned b = 0; b < 64; b++)
+		want[b] = ((m >> b) & 1) ? data[b] : 0xa5;
+	memset(line, 0xa5, 64);
+	w->mask = m;
+	ltx_wset_write_back(w, m);
+	if (memcmp(line, want, 64) != 0)
+		ck_abort_msg("write-back of mask %016llx: wrong bytes",
+			     (unsigned long long)m);
+}
+
+/* Every dirty pattern of each word (alone, and beside whole words and
+ * other patterns), and random masks over the line. */
+START_TEST(test_write_back_writes_the_dirty_bytes_only)
+{
+	static uint64_t line[8] __attribute__((aligned(64)));
+	struct ltx_wentry w;
+	uint64_t seed = 0x2545f4914f6cdd1dull;
+
+	memset(&w, 0, sizeof(w));
+	w.line = (uintptr_t)line;
+	for (unsigned b = 0; b < 64; b++)
+		((unsigned char *)w.data)[b] = (unsigned char)(b * 7 + 1);
+	for (unsigned i = 0; i < 8; i++) {
+		for (unsigned dirty = 1; dirty < 256; dirty++) {
+			uint64_t m = (uint64_t)dirty << (i * 8);
+
+			check_write_back(&w, line, m);
+			/* With the word after it whole, or in part. */
+			check_write_back(
+				&w, line,
+				m | ((uint64_t)0xff << (((i + 1) & 7) * 8)));
+			check_write_back(&w, line,
+					 m | ((uint64_t)(dirty ^ 0xff)
+					      << (((i + 3) & 7) * 8)));
+		}
+	}
+	for (int n = 0; n < 20000; n++) {
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		if (seed != 0)
+			check_write_back(&w, line, seed);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("wset");
@@ -66,6 +120,7 @@ int main(void)
 
 	tcase_add_test(tc, test_byte_mask_sets_the_dirty_bytes_whole);
 	tcase_add_test(tc, test_merged_word_takes_dirty_bytes_from_the_entry);
+	tcase_add_test(tc, test_write_back_writes_the_dirty_bytes_only);
 	suite_add_tcase(s, tc);
 	return ltx_test_run(s);
 }
