@@ -20,6 +20,22 @@ static uint64_t merge_bytes(uint64_t mem, uint64_t data, unsigned dirty)
 	return out;
 }
 
+/* The next of a xorshift sequence (never 0 from a seed that is not). */
+static uint64_t next_seed(uint64_t *seed)
+{
+	*seed ^= *seed << 13;
+	*seed ^= *seed >> 7;
+	*seed ^= *seed << 17;
+	return *seed;
+}
+
+/* An empty write-set entry for line. */
+static void entry_of(struct ltx_wentry *w, uint64_t *line)
+{
+	memset(w, 0, sizeof(*w));
+	w->line = (uintptr_t)line;
+}
+
 START_TEST(test_byte_mask_sets_the_dirty_bytes_whole)
 {
 	for (unsigned dirty = 0; dirty < 256; dirty++) {
@@ -40,14 +56,10 @@ START_TEST(test_merged_word_takes_dirty_bytes_from_the_entry)
 	struct ltx_wentry w;
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
 
-	memset(&w, 0, sizeof(w));
-	w.line = (uintptr_t)line;
+	entry_of(&w, line);
 	for (unsigned i = 0; i < 8; i++) {
 		for (unsigned dirty = 0; dirty < 256; dirty++) {
-			seed ^= seed << 13;
-			seed ^= seed >> 7;
-			seed ^= seed << 17;
-			line[i] = seed;
+			line[i] = next_seed(&seed);
 			w.data[i] = ~seed * 3;
 			/* Neighbouring words dirty too: they must not leak. */
 			w.mask = ((uint64_t)dirty << (i * 8)) |
@@ -85,8 +97,7 @@ START_TEST(test_write_back_writes_the_dirty_bytes_only)
 	struct ltx_wentry w;
 	uint64_t seed = 0x2545f4914f6cdd1dull;
 
-	memset(&w, 0, sizeof(w));
-	w.line = (uintptr_t)line;
+	entry_of(&w, line);
 	for (unsigned b = 0; b < 64; b++)
 		((unsigned char *)w.data)[b] = (unsigned char)(b * 7 + 1);
 	for (unsigned i = 0; i < 8; i++) {
@@ -103,13 +114,8 @@ START_TEST(test_write_back_writes_the_dirty_bytes_only)
 					      << (((i + 3) & 7) * 8)));
 		}
 	}
-	for (int n = 0; n < 20000; n++) {
-		seed ^= seed << 13;
-		seed ^= seed >> 7;
-		seed ^= seed << 17;
-		if (seed != 0)
-			check_write_back(&w, line, seed);
-	}
+	for (int n = 0; n < 20000; n++)
+		check_write_back(&w, line, next_seed(&seed));
 }
 END_TEST
 
