@@ -148,8 +148,9 @@ static inline void ltx_wset_write_back(const struct ltx_wentry *w, uint64_t m)
 		} while (words != 0);
 		return;
 	}
-	/* Bit 8i of words: some byte of word i is dirty (each byte's bits
-	 * folded into its low one: shifts of 4, 2 and 1 stay in the byte). */
+	/* Bit 8i of words: some byte of word i is dirty.  After the shifts
+	 * by 4, 2 and 1, bit 8i is the or of bits 8i to 8i + 7 of m and of
+	 * no other (bits of the next byte reach only the bits above 8i). */
 	words = m | (m >> 4);
 	words |= words >> 2;
 	words |= words >> 1;
