@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Growing the read and write sets (outside every fast path). */
+/* Growing the read and write sets, and writing back a partly dirty word
+ * (outside every fast path). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cd/wset.h"
 #include "rt/array.h"
@@ -17,6 +19,69 @@
 
 const uint64_t ltx_wset_byte_masks[256] = { MASK64(0), MASK64(64), MASK64(128),
 					    MASK64(192) };
+
+/*
+ * Write the dirty bytes d (a byte mask, not 0 nor 0xff) of word i of w's
+ * line back: each aligned half or quarter of the word that is dirty whole
+ * in one store (what a store of an int or a short left), the other bytes
+ * one by one.  Never a byte that is not dirty: the bytes beside them may
+ * be another thread's, written outside transactions.
+ */
+static void write_part(const struct ltx_wentry *w, unsigned i, unsigned d)
+{
+	char *dst = (char *)w->line + i * 8;
+	const char *src = (const char *)&w->data[i];
+
+	do {
+		unsigned b = (unsigned)__builtin_ctz(d);
+
+		if ((b & 3) == 0 && ((d >> b) & 0xf) == 0xf) {
+			uint32_t x;
+
+			memcpy(&x, src + b, sizeof(x));
+			__atomic_store_n((uint32_t *)(dst + b), x,
+					 __ATOMIC_RELEASE);
+			d &= ~(0xfu << b);
+		} else if ((b & 1) == 0 && ((d >> b) & 3) == 3) {
+			uint16_t x;
+
+			memcpy(&x, src + b, sizeof(x));
+			__atomic_store_n((uint16_t *)(dst + b), x,
+					 __ATOMIC_RELEASE);
+			d &= ~(3u << b);
+		} else {
+			__atomic_store_n((uint8_t *)(dst + b), (uint8_t)src[b],
+					 __ATOMIC_RELEASE);
+			d &= d - 1;
+		}
+	} while (d != 0);
+}
+
+/* Every word of the line with a dirty byte, whole or in parts (wset.h). */
+void ltx_wset_write_back_parts(const struct ltx_wentry *w, uint64_t m)
+{
+	const uint64_t low_bits = 0x0101010101010101ull;
+	uint64_t *line = (uint64_t *)w->line;
+	/* Bit 8i of words: some byte of word i is dirty.  After the shifts
+	 * by 4, 2 and 1, bit 8i is the or of bits 8i to 8i + 7 of m and of
+	 * no other (bits of the next byte reach only the bits above 8i). */
+	uint64_t words = m | (m >> 4);
+
+	words |= words >> 2;
+	words |= words >> 1;
+	words &= low_bits;
+	while (words != 0) {
+		unsigned b = (unsigned)__builtin_ctzll(words);
+		unsigned d = (unsigned)(m >> b) & 0xffu;
+
+		if (d == 0xff)
+			__atomic_store_n(&line[b >> 3], w->data[b >> 3],
+					 __ATOMIC_RELEASE);
+		else
+			write_part(w, b >> 3, d);
+		words &= words - 1;
+	}
+}
 
 /*
  * Synchronization with the owner's signal handlers: while a log moves, its

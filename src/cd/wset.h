@@ -78,42 +78,10 @@ ltx_wset_merged_word(const struct ltx_wentry *w, const void *addr)
 }
 
 /*
- * Write the dirty bytes d (a byte mask, not 0 nor 0xff) of word i of w's
- * line back: each aligned half or quarter of the word that is dirty whole
- * in one store (what a store of an int or a short left), the other bytes
- * one by one.  Never a byte that is not dirty: the bytes beside them may
- * be another thread's, written outside transactions.
+ * ltx_wset_write_back_as's uncommon case (wset.c): a line with a word
+ * not dirty whole.
  */
-static inline void ltx_wset_write_part(const struct ltx_wentry *w, unsigned i,
-				       unsigned d)
-{
-	char *dst = (char *)w->line + i * 8;
-	const char *src = (const char *)&w->data[i];
-
-	do {
-		unsigned b = (unsigned)__builtin_ctz(d);
-
-		if ((b & 3) == 0 && ((d >> b) & 0xf) == 0xf) {
-			uint32_t x;
-
-			memcpy(&x, src + b, sizeof(x));
-			__atomic_store_n((uint32_t *)(dst + b), x,
-					 __ATOMIC_RELEASE);
-			d &= ~(0xfu << b);
-		} else if ((b & 1) == 0 && ((d >> b) & 3) == 3) {
-			uint16_t x;
-
-			memcpy(&x, src + b, sizeof(x));
-			__atomic_store_n((uint16_t *)(dst + b), x,
-					 __ATOMIC_RELEASE);
-			d &= ~(3u << b);
-		} else {
-			__atomic_store_n((uint8_t *)(dst + b), (uint8_t)src[b],
-					 __ATOMIC_RELEASE);
-			d &= d - 1;
-		}
-	} while (d != 0);
-}
+void ltx_wset_write_back_parts(const struct ltx_wentry *w, uint64_t m);
 
 /*
  * Write the dirty bytes m of w back to memory with release stores (they
@@ -123,9 +91,11 @@ static inline void ltx_wset_write_part(const struct ltx_wentry *w, unsigned i,
  * words): then each byte of the mask is 0x00 or 0xff, which spreading the
  * low bit of each byte reproduces, and the words are stored whole.
  * Otherwise each word with a dirty byte is written whole or in parts
- * (ltx_wset_write_part).
+ * (ltx_wset_write_back_parts), or, with bytes set (a fast path that must
+ * save no register for a call), byte by byte.
  */
-static inline void ltx_wset_write_back(const struct ltx_wentry *w, uint64_t m)
+static inline __attribute__((always_inline)) void
+ltx_wset_write_back_as(const struct ltx_wentry *w, uint64_t m, bool bytes)
 {
 	assert(m != 0);
 	const uint64_t low_bits = 0x0101010101010101ull;
@@ -148,24 +118,24 @@ static inline void ltx_wset_write_back(const struct ltx_wentry *w, uint64_t m)
 		} while (words != 0);
 		return;
 	}
-	/* Bit 8i of words: some byte of word i is dirty.  After the shifts
-	 * by 4, 2 and 1, bit 8i is the or of bits 8i to 8i + 7 of m and of
-	 * no other (bits of the next byte reach only the bits above 8i). */
-	words = m | (m >> 4);
-	words |= words >> 2;
-	words |= words >> 1;
-	words &= low_bits;
+	if (!bytes) {
+		ltx_wset_write_back_parts(w, m);
+		return;
+	}
 	do {
-		unsigned b = (unsigned)__builtin_ctzll(words);
-		unsigned d = (unsigned)(m >> b) & 0xffu;
+		unsigned b = (unsigned)__builtin_ctzll(m);
 
-		if (d == 0xff)
-			__atomic_store_n(&line[b >> 3], w->data[b >> 3],
-					 __ATOMIC_RELEASE);
-		else
-			ltx_wset_write_part(w, b >> 3, d);
-		words &= words - 1;
-	} while (words != 0);
+		__atomic_store_n((uint8_t *)line + b,
+				 ((const uint8_t *)w->data)[b],
+				 __ATOMIC_RELEASE);
+		m &= m - 1;
+	} while (m != 0);
+}
+
+/* ltx_wset_write_back_as with parts: the commits' loops over entries. */
+static inline void ltx_wset_write_back(const struct ltx_wentry *w, uint64_t m)
+{
+	ltx_wset_write_back_as(w, m, false);
 }
 
 /*

@@ -372,7 +372,7 @@ ltx_tx_fast_publish_one(struct ltx_wentry *w, uintptr_t ts)
 	}
 	m = w->mask;
 	if (m != 0)
-		ltx_wset_write_back(w, m);
+		ltx_wset_write_back_as(w, m, true);
 	__atomic_store_n(w->orec, m != 0 || w->link != 0 ? ts : w->old_version,
 			 __ATOMIC_RELEASE);
 }

@@ -81,12 +81,18 @@ static void check_write_back(struct ltx_wentry *w, uint64_t *line, uint64_t m)
 
 	for (unsigned b = 0; b < 64; b++)
 		want[b] = ((m >> b) & 1) ? data[b] : 0xa5;
-	memset(line, 0xa5, 64);
-	w->mask = m;
-	ltx_wset_write_back(w, m);
-	if (memcmp(line, want, 64) != 0)
-		ck_abort_msg("write-back of mask %016llx: wrong bytes",
-			     (unsigned long long)m);
+	/* Both forms: whole and partial words (the commits), and whole
+	 * words and bytes (the small commit of the fast paths). */
+	for (int bytes = 0; bytes < 2; bytes++) {
+		memset(line, 0xa5, 64);
+		w->mask = m;
+		ltx_wset_write_back_as(w, m, bytes);
+		if (memcmp(line, want, 64) != 0)
+			ck_abort_msg("write-back of mask %016llx%s: wrong "
+				     "bytes",
+				     (unsigned long long)m,
+				     bytes ? " byte by byte" : "");
+	}
 }
 
 /* Every dirty pattern of each word (alone, and beside whole words and
