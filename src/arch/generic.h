@@ -51,6 +51,12 @@ ltx_misaligned_word(const void *p)
 {
 	return ((uintptr_t)p & 7) != 0;
 }
+
+static inline __attribute__((always_inline)) bool
+ltx_word_above(const uintptr_t *p, uintptr_t v)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE) > v;
+}
 #endif
 
 #ifndef LTX_ARCH_HAS_BUMP

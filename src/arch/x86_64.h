@@ -77,6 +77,22 @@ ltx_misaligned_word(const void *p)
 	return misaligned;
 }
 
+/*
+ * ltx_word_above: an acquire load of the word at p compared with v, as
+ * one cmp with a memory operand: is it above v (unsigned)?  The x86-64
+ * load is an acquire, and the compiler barrier after it keeps later
+ * accesses after it.
+ */
+static inline __attribute__((always_inline)) bool
+ltx_word_above(const uintptr_t *p, uintptr_t v)
+{
+	bool above;
+
+	__asm__ __volatile__("cmpq %2, %1" : "=@cca"(above) : "m"(*p), "r"(v));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return above;
+}
+
 static inline __attribute__((always_inline)) bool
 ltx_word_bits_set(const uintptr_t *p, uintptr_t mask)
 {

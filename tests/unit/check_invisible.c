@@ -200,6 +200,72 @@ START_TEST(test_doomed_transaction_releases_its_lines)
 }
 END_TEST
 
+/* Lines for a read set of many entries (validation's steps of four and
+ * what is left over). */
+#define NLINES 13
+static uint64_t lines[NLINES][8] __attribute__((aligned(64)));
+static int victim;
+
+static void peer_update_victim(void *arg)
+{
+	do
+		tm_st(&lines[victim][0], tm_ltx(&lines[victim][0]) + 1);
+	while (!tm_commit());
+}
+
+/*
+ * Read lines 0..n-1 (one read-set entry each), store to line own (< 0:
+ * none) so that its orec is locked by us, let the peer commit to line
+ * changed (< 0: to c, a line not read), then VALIDATE.  Returns its
+ * answer; a transaction that passed it must commit (a failed VALIDATE
+ * has ended it already).
+ */
+static bool validate_after(int n, int own, int changed)
+{
+	bool valid;
+
+	for (int i = 0; i < n; i++)
+		ck_assert_uint_eq(tm_lt(&lines[i][0]), lines[i][0]);
+	if (own >= 0)
+		tm_st(&lines[own][1], 5);
+	if (changed >= 0) {
+		victim = changed;
+		other(peer_update_victim);
+	} else {
+		other(peer_update_c);
+	}
+	valid = tm_validate();
+	if (valid)
+		ck_assert(tm_commit());
+	return valid;
+}
+
+/* Validation finds a changed line wherever it is in the read set, and
+ * takes a line the transaction itself holds since it read it for valid:
+ * every length from 1 to NLINES, every position of the changed line,
+ * with and without a held line at every position. */
+START_TEST(test_validation_finds_a_changed_line_anywhere)
+{
+	init();
+	for (int n = 1; n <= NLINES; n++) {
+		for (int own = -1; own < n; own++) {
+			ck_assert_msg(validate_after(n, own, -1),
+				      "%d lines, held %d, none changed: "
+				      "not valid",
+				      n, own);
+			for (int k = 0; k < n; k++) {
+				if (k == own)
+					continue;
+				ck_assert_msg(!validate_after(n, own, k),
+					      "%d lines, held %d, line %d "
+					      "changed: valid",
+					      n, own, k);
+			}
+		}
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("invisible");
@@ -215,6 +281,7 @@ int main(void)
 	tcase_add_test(tc, test_unrelated_commit_extends_the_snapshot);
 	tcase_add_test(tc, test_update_commit_fails_if_a_read_line_changed);
 	tcase_add_test(tc, test_doomed_transaction_releases_its_lines);
+	tcase_add_test(tc, test_validation_finds_a_changed_line_anywhere);
 	suite_add_tcase(s, tc);
 	return ltx_test_run(s);
 }
