@@ -121,16 +121,15 @@ static bool read_valid(const struct ltx_cd *cd, const struct ltx_rentry *r)
 bool ltx_inv_reads_valid(const struct ltx_cd *cd)
 {
 	const struct ltx_rentry *r = cd->rs_base, *end = cd->rs_next;
+	/* Where the steps of four end: one compare a step. */
+	const struct ltx_rentry *steps = r + ((size_t)(end - r) & ~(size_t)3);
 	uintptr_t snap = cd->snapshot;
-	/* r + 4 <= end as one compare, without forming a pointer before
-	 * the array (a heap address is far above three entries). */
-	uintptr_t stop = (uintptr_t)end - 3 * sizeof(*r);
 
 #ifdef LTX_TEST_BREAK_READ_VALIDATION
 	/* A deliberately broken test build (tests/check_history_broken). */
 	return true;
 #endif
-	for (; (uintptr_t)r < stop; r += 4)
+	for (; r < steps; r += 4)
 		if (ltx_unlikely(ltx_word_above(r[0].orec, snap) ||
 				 ltx_word_above(r[1].orec, snap) ||
 				 ltx_word_above(r[2].orec, snap) ||
