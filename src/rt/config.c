@@ -3,6 +3,7 @@
 #define _GNU_SOURCE /* secure_getenv */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 struct ltx_config ltx_config = {
 	.mode = LTX_MODE_INVISIBLE,
 	.orec_bits = LTX_OREC_BITS_DEFAULT,
-	.backoff = { .policy = LTX_BACKOFF_EXP, .min = 64, .max = 65536 },
+	.backoff = { .policy = LTX_BACKOFF_AUTO, .min = 64, .max = 65536 },
 	.serial_after = 16,
 	.alloc = LTX_ALLOC_AUTO,
 	.mem_limit = LTX_MEM_LIMIT_DEFAULT,
@@ -104,8 +105,9 @@ static void format_capacity(const struct ltx_config *cfg, char *buf, size_t len)
 }
 
 /*
- * LTX_BACKOFF: none | spin[:n=CYCLES] | exp[:min=CYCLES,max=CYCLES] | yield.
- * Parameters are optional and keep their defaults when left out.
+ * LTX_BACKOFF: none | spin[:n=CYCLES] | exp[:min=CYCLES,max=CYCLES] |
+ * auto[:min=CYCLES,max=CYCLES] | yield.  Parameters are optional and keep
+ * their defaults when left out.
  */
 static const char *parse_backoff(const char *value, struct ltx_config *cfg)
 {
@@ -113,6 +115,7 @@ static const char *parse_backoff(const char *value, struct ltx_config *cfg)
 	const char *colon = strchr(value, ':');
 	size_t n = colon ? (size_t)(colon - value) : strlen(value);
 	const char *p;
+	bool window;
 
 	if (n == 4 && strncmp(value, "none", 4) == 0)
 		b.policy = LTX_BACKOFF_NONE;
@@ -120,10 +123,13 @@ static const char *parse_backoff(const char *value, struct ltx_config *cfg)
 		b.policy = LTX_BACKOFF_SPIN, b.min = 1024;
 	else if (n == 3 && strncmp(value, "exp", 3) == 0)
 		b.policy = LTX_BACKOFF_EXP;
+	else if (n == 4 && strncmp(value, "auto", 4) == 0)
+		b.policy = LTX_BACKOFF_AUTO;
 	else if (n == 5 && strncmp(value, "yield", 5) == 0)
 		b.policy = LTX_BACKOFF_YIELD;
 	else
 		return LTX_CONFIG_UNACCEPTED;
+	window = b.policy == LTX_BACKOFF_EXP || b.policy == LTX_BACKOFF_AUTO;
 	if (colon != NULL) {
 		if (b.policy == LTX_BACKOFF_NONE ||
 		    b.policy == LTX_BACKOFF_YIELD)
@@ -142,10 +148,10 @@ static const char *parse_backoff(const char *value, struct ltx_config *cfg)
 			if (b.policy == LTX_BACKOFF_SPIN && eq - p == 1 &&
 			    *p == 'n')
 				b.min = v;
-			else if (b.policy == LTX_BACKOFF_EXP && eq - p == 3 &&
+			else if (window && eq - p == 3 &&
 				 strncmp(p, "min", 3) == 0)
 				b.min = v;
-			else if (b.policy == LTX_BACKOFF_EXP && eq - p == 3 &&
+			else if (window && eq - p == 3 &&
 				 strncmp(p, "max", 3) == 0)
 				b.max = v;
 			else
@@ -155,9 +161,9 @@ static const char *parse_backoff(const char *value, struct ltx_config *cfg)
 			p = end + 1;
 		}
 	}
-	if (b.policy == LTX_BACKOFF_EXP && b.min > b.max)
+	if (window && b.min > b.max)
 		return "min is greater than max";
-	if (b.policy != LTX_BACKOFF_EXP)
+	if (!window)
 		b.max = b.min;
 	/* Field by field: each value is valid with any mix of old and new. */
 	__atomic_store_n(&cfg->backoff.min, b.min, __ATOMIC_RELAXED);
@@ -181,7 +187,8 @@ static void format_backoff(const struct ltx_config *cfg, char *buf, size_t len)
 		snprintf(buf, len, "yield");
 		break;
 	default:
-		snprintf(buf, len, "exp:min=%" PRIu64 ",max=%" PRIu64, b->min,
+		snprintf(buf, len, "%s:min=%" PRIu64 ",max=%" PRIu64,
+			 b->policy == LTX_BACKOFF_AUTO ? "auto" : "exp", b->min,
 			 b->max);
 		break;
 	}
@@ -331,8 +338,9 @@ static const struct ltx_setting settings[] = {
 	{ "LTX_MODE", "invisible | visible", "invisible", LTX_SETTING_STARTUP,
 	  parse_mode, format_mode },
 	{ "LTX_BACKOFF",
-	  "none | spin[:n=CYCLES] | exp[:min=CYCLES,max=CYCLES] | yield",
-	  "exp:min=64,max=65536", LTX_SETTING_ANYTIME, parse_backoff,
+	  "none | spin[:n=CYCLES] | exp[:min=CYCLES,max=CYCLES] | "
+	  "auto[:min=CYCLES,max=CYCLES] | yield",
+	  "auto:min=64,max=65536", LTX_SETTING_ANYTIME, parse_backoff,
 	  format_backoff },
 	{ "LTX_OREC_BITS", "an integer from 4 to 28", "16", LTX_SETTING_STARTUP,
 	  parse_orec_bits, format_orec_bits },

@@ -413,6 +413,8 @@ static void fork_child(void)
 	}
 	if (token_holder != NULL && !fork_kept(token_holder, me))
 		__atomic_store_n(&ltx_serial_token, 0, __ATOMIC_RELEASE);
+	/* The backoff controller's lock may be a gone thread's. */
+	ltx_backoff_adapt_reset(&ltx_backoff_auto);
 	/* Signals deferred in the parent stay blocked in the child's mask,
 	 * and none is pending here: unblock them. */
 	if (ltx_signal_deferred != 0)
@@ -934,8 +936,12 @@ static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 		/* Route the next begin through begin(), which goes serial. */
 		if (ltx_unlikely(serial_due(tx)))
 			store_status(tx, LTX_IDLE_SLOW);
-		spent = ltx_backoff_delay(&ltx_config.backoff,
-					  tx->consec_aborts, &tx->rng);
+		/* The auto policy's measure: the global clock, one tick per
+		 * update transaction that reaches its commit (the visible
+		 * mode has none). */
+		spent = ltx_backoff_delay(
+			&ltx_config.backoff, tx->consec_aborts, &tx->rng,
+			tx->mode == LTX_MODE_INVISIBLE ? &ltx_clock : NULL);
 		ltx_stats_write_begin(tx);
 		tx->stats.backoff_cycles += spent;
 		ltx_stats_write_end(tx);

@@ -70,6 +70,8 @@ expect_silent() { # VAR VALUE
 expect_warning LTX_BACKOFF bogus
 expect_warning LTX_BACKOFF "exp:min=100,max=10"
 expect_warning LTX_BACKOFF "spin:n=-1"
+expect_warning LTX_BACKOFF "auto:n=64"
+expect_warning LTX_BACKOFF "auto:min=100,max=10"
 expect_warning LTX_MODE quantum
 expect_warning LTX_OREC_BITS 99
 expect_warning LTX_CAPACITY lots
@@ -88,6 +90,8 @@ expect_silent LTX_BACKOFF none
 expect_silent LTX_BACKOFF yield
 expect_silent LTX_BACKOFF "spin:n=100"
 expect_silent LTX_BACKOFF "exp:max=1024"
+expect_silent LTX_BACKOFF auto
+expect_silent LTX_BACKOFF "auto:min=128,max=8192"
 expect_silent LTX_MODE invisible
 expect_silent LTX_MODE visible
 expect_silent LTX_CAPACITY 64

@@ -512,12 +512,21 @@ START_TEST(test_config_set_and_get_round_trip)
 {
 	char buf[128];
 
+	/* The default, before anything is set. */
+	ck_assert_int_eq(tm_config_get("LTX_BACKOFF", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "auto:min=64,max=65536");
 	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "spin:n=500"), 0);
 	ck_assert_int_eq(tm_config_get("LTX_BACKOFF", buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "spin:n=500");
 	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "exp:min=8,max=64"), 0);
 	ck_assert_int_eq(tm_config_get("LTX_BACKOFF", buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "exp:min=8,max=64");
+	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "auto:max=4096"), 0);
+	ck_assert_int_eq(tm_config_get("LTX_BACKOFF", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "auto:min=64,max=4096");
+	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "auto"), 0);
+	ck_assert_int_eq(tm_config_get("LTX_BACKOFF", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "auto:min=64,max=65536");
 	ck_assert_int_eq(tm_config_get("LTX_MODE", buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "invisible");
 }
@@ -536,7 +545,11 @@ START_TEST(test_config_rejects_bad_names_and_values)
 			      "spin:m=3",
 			      "exp:min=99999999999999999999",
 			      "exp:min=4,",
-			      "yield:n=1" };
+			      "yield:n=1",
+			      "auto:n=5",
+			      "auto:min=9,max=8",
+			      "autox",
+			      "auto:" };
 
 	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "exp:min=64,max=65536"),
 			 0);
