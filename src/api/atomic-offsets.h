@@ -9,6 +9,6 @@
  * (tx/desc.h).  api/atomic.c asserts that it is so: a change to the
  * descriptor that moves it fails the build there.
  */
-#define LTX_TX_CHECKPOINT 1200
+#define LTX_TX_CHECKPOINT 1208
 
 #endif /* LTX_API_ATOMIC_OFFSETS_H */

@@ -140,22 +140,23 @@ void ltx_backoff_adapt_reset(struct ltx_backoff_adapt *a)
 }
 
 uint64_t ltx_backoff_delay(const struct ltx_backoff_cfg *cfg, unsigned consec,
-			   uint64_t *rng, const uint64_t *progress)
+			   uint64_t *rng, const uint64_t *progress,
+			   unsigned *shift)
 {
 	uint64_t start;
-	unsigned shift = 0;
 
+	*shift = 0;
 	switch (cfg->policy) {
 	case LTX_BACKOFF_SPIN:
 		return spin_for(cfg->min);
 	case LTX_BACKOFF_AUTO:
 		if (progress != NULL)
-			shift = ltx_backoff_adapt_step(&ltx_backoff_auto,
-						       ltx_cycles(), progress);
+			*shift = ltx_backoff_adapt_step(&ltx_backoff_auto,
+							ltx_cycles(), progress);
 		/* fall through */
 	case LTX_BACKOFF_EXP:
 		return spin_for(xorshift(rng) %
-				ltx_backoff_window(cfg, consec, shift));
+				ltx_backoff_window(cfg, consec, *shift));
 	case LTX_BACKOFF_YIELD:
 		start = ltx_cycles();
 		sched_yield();

@@ -92,12 +92,14 @@ void ltx_backoff_adapt_reset(struct ltx_backoff_adapt *a);
 /*
  * ltx_backoff_delay: wait as cfg says after the consec-th consecutive
  * failure (consec >= 1); rng is the caller's xorshift state; progress is
- * the auto policy's measure (NULL: none, the windows keep their scale).
- * Spins on the cycle counter; makes no system call except for the yield
- * policy.  Returns the cycles spent.
+ * the auto policy's measure (NULL: none, the windows keep their scale);
+ * *shift is set to the scale applied (0 but for auto).  Spins on the
+ * cycle counter; makes no system call except for the yield policy.
+ * Returns the cycles spent.
  */
 uint64_t ltx_backoff_delay(const struct ltx_backoff_cfg *cfg, unsigned consec,
-			   uint64_t *rng, const uint64_t *progress);
+			   uint64_t *rng, const uint64_t *progress,
+			   unsigned *shift);
 
 /* ltx_backoff_window: the exp or auto policy's window after consec
  * failures, both bounds shifted left by shift (max by at most

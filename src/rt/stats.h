@@ -141,7 +141,8 @@ _Static_assert(LTX_ABORT_ROWS == LTX_ABORT_N_, "LTX_ABORT_ROWS");
 	X(mem_pending_blocks, , LTX, NONE, "the blocks of mem_pending_bytes")  \
 	X(mem_freed_blocks, , LTX, NONE, "blocks released to the allocator")   \
 	X(mem_alloc_blocks, , LTX, NONE,                                       \
-	  "blocks returned by tm_malloc and friends")
+	  "blocks returned by tm_malloc and friends")                          \
+	X(backoff_scaled, , LTX, LINE, "backoffs in wider windows")
 
 /* SUM fields, from the stored ones of c (a struct ltx_stats pointer). */
 #define LTX_STATS_SUM_commits(c) ((c)->commits_ro + (c)->commits_rw)

@@ -931,6 +931,7 @@ static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 		run_actions(tx, false);
 	if (backoff) {
 		uint64_t spent;
+		unsigned shift;
 
 		tx->consec_aborts++;
 		/* Route the next begin through begin(), which goes serial. */
@@ -941,9 +942,12 @@ static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 		 * mode has none). */
 		spent = ltx_backoff_delay(
 			&ltx_config.backoff, tx->consec_aborts, &tx->rng,
-			tx->mode == LTX_MODE_INVISIBLE ? &ltx_clock : NULL);
+			tx->mode == LTX_MODE_INVISIBLE ? &ltx_clock : NULL,
+			&shift);
 		ltx_stats_write_begin(tx);
 		tx->stats.backoff_cycles += spent;
+		if (shift != 0)
+			tx->stats.backoff_scaled++;
 		ltx_stats_write_end(tx);
 	}
 }

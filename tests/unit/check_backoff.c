@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* The backoff windows, and the auto policy's controller (rt/backoff.h). */
+#include <ltx/tm.h>
+
 #include <check.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "arch/arch.h"
 #include "rt/backoff.h"
+#include "tx/desc.h"
 #include "ltx-test.h"
 
 static const struct ltx_backoff_cfg dflt = { LTX_BACKOFF_AUTO, 64, 65536 };
@@ -248,15 +252,69 @@ START_TEST(test_auto_policy_steps_the_process_controller)
 	static const struct ltx_backoff_cfg aut = { LTX_BACKOFF_AUTO, 1, 2 };
 	struct timespec ts = { 0, 50 * 1000 * 1000 };
 	uint64_t rng = 88172645463325252ull, progress = 0, epochs;
+	unsigned shift = 9;
 
-	(void)ltx_backoff_delay(&aut, 1, &rng, &progress); /* starts one */
+	/* Starts an epoch. */
+	(void)ltx_backoff_delay(&aut, 1, &rng, &progress, &shift);
+	ck_assert_uint_eq(shift, 0);
 	epochs = ltx_backoff_auto.epochs;
 	nanosleep(&ts, NULL);
-	(void)ltx_backoff_delay(&exp, 1, &rng, &progress);
-	(void)ltx_backoff_delay(&aut, 1, &rng, NULL);
+	(void)ltx_backoff_delay(&exp, 1, &rng, &progress, &shift);
+	(void)ltx_backoff_delay(&aut, 1, &rng, NULL, &shift);
 	ck_assert_uint_eq(ltx_backoff_auto.epochs, epochs);
-	(void)ltx_backoff_delay(&aut, 1, &rng, &progress);
+	(void)ltx_backoff_delay(&aut, 1, &rng, &progress, &shift);
 	ck_assert_uint_eq(ltx_backoff_auto.epochs, epochs + 1);
+}
+END_TEST
+
+/*
+ * A failed VALIDATE backs off in the window the process's controller
+ * keeps, and counts it in backoff_scaled (ltxstat's "backoffs in wider
+ * windows") when that window is scaled up; with exp it is never scaled.
+ * The controller is set to keep min x8 for its whole keeping time, so a
+ * descheduled test does not see it measure.
+ */
+static tm_word_t word __attribute__((aligned(64)));
+
+static void peer_write(void *arg)
+{
+	(void)arg;
+	tm_st(&word, tm_lt(&word) + 1);
+	ck_assert(tm_commit());
+}
+
+static uint64_t fail_validate(struct ltx_test_peer *peer)
+{
+	uint64_t before = ltx_self->stats.backoff_cycles;
+
+	(void)tm_lt(&word);
+	ltx_test_peer_run(peer, peer_write, NULL);
+	ck_assert(!tm_validate());
+	ck_assert_uint_gt(ltx_self->stats.backoff_cycles, before);
+	return ltx_self->stats.backoff_scaled;
+}
+
+START_TEST(test_scaled_backoffs_are_counted)
+{
+	struct ltx_test_peer peer;
+
+	ck_assert_int_eq(tm_config_set("LTX_MODE", "invisible"), 0);
+	ltx_test_peer_start(&peer);
+	(void)tm_lt(&word); /* the thread's descriptor */
+	ck_assert(tm_commit());
+	ltx_backoff_auto.arm = LTX_BACKOFF_ARMS;
+	ltx_backoff_auto.best = 1;
+	ltx_backoff_auto.len = ltx_backoff_auto.left = LTX_BACKOFF_KEEP_MAX;
+	ltx_backoff_auto.shift = ltx_backoff_shifts[1];
+	ltx_backoff_auto.start = ltx_cycles();
+	ck_assert_uint_eq(ltx_self->stats.backoff_scaled, 0);
+	ck_assert_uint_eq(fail_validate(&peer), 1);
+	ck_assert_uint_eq(fail_validate(&peer), 2);
+	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "exp"), 0);
+	ck_assert_uint_eq(fail_validate(&peer), 2);
+	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "auto"), 0);
+	ck_assert_uint_eq(fail_validate(&peer), 3);
+	ltx_test_peer_stop(&peer);
 }
 END_TEST
 
@@ -275,6 +333,7 @@ int main(void)
 	tcase_add_test(tc,
 		       test_controller_closes_each_epoch_once_under_threads);
 	tcase_add_test(tc, test_auto_policy_steps_the_process_controller);
+	tcase_add_test(tc, test_scaled_backoffs_are_counted);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return ltx_test_run(s);
