@@ -227,6 +227,14 @@ grep -q '^ltxstat (ltx) [0-9]' "$T/o" || fail "--version: $(cat "$T/o")"
 "$LTXSTAT" $LIBOPT -- /bin/true 2>"$T/e"; st=$?
 [ $st -eq 4 ] || fail "ltxstat -- /bin/true: status $st, not 4"
 grep -q 'ran no transaction\|published no ltx statistics' "$T/e" || fail "/bin/true: message"
+# A program that runs its transactions only in a process it starts (as
+# ltxbench does): that process prints its own summary, and ltxstat, which
+# reads the process it started, says why it has none.
+"$LTXSTAT" $LIBOPT -- sh -c '"$0" 2 100; exit $?' "$LIFO" >/dev/null 2>"$T/e"; st=$?
+[ $st -eq 4 ] || fail "ltxstat -- sh -c lifo: status $st, not 4"
+grep -q 'Transaction statistics for' "$T/e" || fail "sh -c lifo: the child's summary is missing"
+grep -q 'only in processes it starts, which ltxstat does not follow' "$T/e" ||
+	fail "sh -c lifo: message: $(tail -1 "$T/e")"
 # SIGINT, SIGTERM sent to ltxstat go to the program, which ends; ltxstat
 # reports its last figures and its status.
 for sig in INT:2 TERM:15; do

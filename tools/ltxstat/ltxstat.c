@@ -632,7 +632,8 @@ static int run(char **argv, const char *lib_opt)
 			    argv[0]);
 		die(EX_NOSEG,
 		    "%s published no ltx statistics (it does not "
-		    "use ltx, or is set-user-ID)",
+		    "use ltx, is set-user-ID, or uses ltx only in processes "
+		    "it starts, which ltxstat does not follow)",
 		    argv[0]);
 	}
 	seg_open(&s, path, &e, EX_NOSEG);
@@ -644,7 +645,9 @@ static int run(char **argv, const char *lib_opt)
 	if (s.v.c->commits_ro + s.v.c->commits_rw + s.v.c->aborts == 0) {
 		if (status_of(&si) != 0)
 			return status_of(&si);
-		die(EX_NOSEG, "%s ran no transaction (it does not use ltx)",
+		die(EX_NOSEG,
+		    "%s ran no transaction (it does not use ltx, or only "
+		    "in processes it starts, which ltxstat does not follow)",
 		    argv[0]);
 	}
 	report(&s.v);
