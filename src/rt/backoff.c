@@ -113,15 +113,22 @@ unsigned ltx_backoff_adapt_step(struct ltx_backoff_adapt *a, uint64_t now,
 		return __atomic_load_n(&a->shift, __ATOMIC_RELAXED);
 	/* Under the lock, again: another thread may have closed it
 	 * meanwhile.  A start FAR ahead of now (a cycle counter that went
-	 * back) starts an epoch without scoring one, as does a fork's reset. */
+	 * back) starts an epoch without scoring one, as does a fork's
+	 * reset. */
 	start = a->start;
 	behind = start != 0 && now < start;
 	if (start == 0 || (!behind && now - start >= LTX_BACKOFF_EPOCH) ||
 	    (behind && start - now >= (uint64_t)FAR)) {
 		uint64_t p = __atomic_load_n(progress, __ATOMIC_RELAXED);
 
-		if (start != 0 && !behind)
+		/* Scored only if it lasted at most two epochs: a longer one
+		 * had a stretch with no backoff at all (the program idle,
+		 * or doing something else), not a measure of this arm. */
+		if (start != 0 && !behind &&
+		    now - start <= 2 * LTX_BACKOFF_EPOCH)
 			close_epoch(a, now, p);
+		else if (start != 0 && !behind)
+			a->skipped++;
 		a->progress0 = p;
 		__atomic_store_n(&a->start, now, __ATOMIC_RELAXED);
 		shift = ltx_backoff_shifts[a->arm < LTX_BACKOFF_ARMS ? a->arm

@@ -31,16 +31,17 @@ struct ltx_backoff_cfg {
  *
  * The measure is a count that grows with the work done, which the caller
  * names (tx.c: the global version clock, one tick per update transaction
- * that reaches its commit) and
- * the controller reads at the end of each epoch of LTX_BACKOFF_EPOCH
- * cycles: its rate is the epoch's score.  The controller runs only where
- * a transaction backs off, so a program that never fails never pays for
- * it.  It measures each arm (window scale) for one epoch, takes the best
- * (a larger scale must beat the smaller ones by an eighth), and keeps it
- * for len epochs before measuring again; len doubles while the same arm
- * wins, up to LTX_BACKOFF_KEEP_MAX, and starts over at
- * LTX_BACKOFF_KEEP_MIN when another one does.  So a program whose best
- * scale does not change spends about 3 epochs of every 67 on the others.
+ * that reaches its commit) and the controller reads at the end of each
+ * epoch of LTX_BACKOFF_EPOCH cycles: its rate is the epoch's score.  The
+ * controller runs only where a transaction backs off, so a program that
+ * never fails never pays for it; an epoch that nobody ended before it had
+ * lasted two is not scored (part of it went by with no backoff at all:
+ * the program idle, or doing something else).  It measures each arm (window
+ * scale) for one epoch, takes the best (a larger scale must beat the smaller
+ * ones by an eighth), and keeps it for len epochs before measuring again; len
+ * doubles while the same arm wins, up to LTX_BACKOFF_KEEP_MAX, and starts over
+ * at LTX_BACKOFF_KEEP_MIN when another one does.  So a program whose best scale
+ * does not change spends about 3 epochs of every 67 on the others.
  *
  * Synchronization: lock is a try-lock (an acquire exchange, a release
  * store) held while a thread closes an epoch; whoever finds it held does
@@ -67,11 +68,12 @@ struct ltx_backoff_adapt {
 	uint64_t start;	    /* cycle count at the epoch's start, 0: none */
 	uint64_t progress0; /* the measure then */
 	uint64_t rate[LTX_BACKOFF_ARMS]; /* the arms' last scores */
-	unsigned arm;	 /* arm being measured; LTX_BACKOFF_ARMS: none */
-	unsigned best;	 /* arm kept between measurements */
-	unsigned left;	 /* epochs to keep it still */
-	unsigned len;	 /* epochs it was kept for last time */
-	uint64_t epochs; /* epochs closed */
+	unsigned arm;	  /* arm being measured; LTX_BACKOFF_ARMS: none */
+	unsigned best;	  /* arm kept between measurements */
+	unsigned left;	  /* epochs to keep it still */
+	unsigned len;	  /* epochs it was kept for last time */
+	uint64_t epochs;  /* epochs scored */
+	uint64_t skipped; /* epochs not scored: longer than two */
 };
 
 /* The process's controller. */

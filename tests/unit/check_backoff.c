@@ -244,26 +244,59 @@ START_TEST(test_controller_closes_each_epoch_once_under_threads)
 END_TEST
 
 /* The library's own controller is stepped by a backoff under the auto
- * policy, and by none under exp (a real cycle counter: the sleep is far
- * longer than an epoch at any clock rate above 200 MHz). */
+ * policy, and by none under exp or without a measure: after a sleep far
+ * longer than two epochs at any clock rate above 200 MHz, the first step
+ * starts a new epoch, and scores none (it was too long). */
 START_TEST(test_auto_policy_steps_the_process_controller)
 {
 	static const struct ltx_backoff_cfg exp = { LTX_BACKOFF_EXP, 1, 2 };
 	static const struct ltx_backoff_cfg aut = { LTX_BACKOFF_AUTO, 1, 2 };
-	struct timespec ts = { 0, 50 * 1000 * 1000 };
-	uint64_t rng = 88172645463325252ull, progress = 0, epochs;
+	struct timespec ts = { 0, 100 * 1000 * 1000 };
+	uint64_t rng = 88172645463325252ull, progress = 0, start, epochs;
 	unsigned shift = 9;
 
 	/* Starts an epoch. */
 	(void)ltx_backoff_delay(&aut, 1, &rng, &progress, &shift);
 	ck_assert_uint_eq(shift, 0);
+	start = ltx_backoff_auto.start;
 	epochs = ltx_backoff_auto.epochs;
+	ck_assert_uint_ne(start, 0);
 	nanosleep(&ts, NULL);
 	(void)ltx_backoff_delay(&exp, 1, &rng, &progress, &shift);
 	(void)ltx_backoff_delay(&aut, 1, &rng, NULL, &shift);
-	ck_assert_uint_eq(ltx_backoff_auto.epochs, epochs);
+	ck_assert_uint_eq(ltx_backoff_auto.start, start);
 	(void)ltx_backoff_delay(&aut, 1, &rng, &progress, &shift);
-	ck_assert_uint_eq(ltx_backoff_auto.epochs, epochs + 1);
+	ck_assert_uint_gt(ltx_backoff_auto.start, start);
+	ck_assert_uint_eq(ltx_backoff_auto.epochs, epochs);
+	ck_assert_uint_eq(ltx_backoff_auto.skipped, 1);
+}
+END_TEST
+
+/* An epoch that lasted more than two is not scored, and the arm it ran
+ * is measured again; one of two exactly is. */
+START_TEST(test_controller_skips_an_epoch_with_a_gap)
+{
+	static const uint64_t long_best[7] = { 1000, 0, 0, 1500, 0, 0, 3000 };
+	struct sim s;
+
+	sim_init(&s);
+	ck_assert_uint_eq(sim_run(&s, long_best, 1), 3);
+	/* Arm 1 runs, then nothing backs off for a while. */
+	s.progress += 1ull << 30;
+	s.now += 3 * LTX_BACKOFF_EPOCH;
+	ck_assert_uint_eq(ltx_backoff_adapt_step(&s.a, s.now, &s.progress), 3);
+	ck_assert_uint_eq(s.a.epochs, 1);
+	ck_assert_uint_eq(s.a.skipped, 1);
+	ck_assert_uint_eq(s.a.arm, 1);
+	/* Measured again, two epochs long: scored. */
+	s.progress += 1500;
+	s.now += 2 * LTX_BACKOFF_EPOCH;
+	ck_assert_uint_eq(ltx_backoff_adapt_step(&s.a, s.now, &s.progress), 6);
+	ck_assert_uint_eq(s.a.epochs, 2);
+	ck_assert_uint_eq(s.a.skipped, 1);
+	ck_assert_uint_eq(sim_run(&s, long_best, 1), 6);
+	ck_assert_uint_eq(s.a.rate[1],
+			  (1500ull << 20) / (2 * LTX_BACKOFF_EPOCH));
 }
 END_TEST
 
@@ -330,6 +363,7 @@ int main(void)
 		test_controller_prefers_the_shorter_window_within_an_eighth);
 	tcase_add_test(tc, test_controller_measures_again_and_follows_a_change);
 	tcase_add_test(tc, test_controller_never_waits_and_resets);
+	tcase_add_test(tc, test_controller_skips_an_epoch_with_a_gap);
 	tcase_add_test(tc,
 		       test_controller_closes_each_epoch_once_under_threads);
 	tcase_add_test(tc, test_auto_policy_steps_the_process_controller);
