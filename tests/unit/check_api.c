@@ -508,6 +508,16 @@ START_TEST(test_doomed_read_after_write_returns_zero)
 }
 END_TEST
 
+/* Set LTX_BACKOFF to value; tm_config_get must then give expect. */
+static void backoff_round_trip(const char *value, const char *expect)
+{
+	char buf[128];
+
+	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", value), 0);
+	ck_assert_int_eq(tm_config_get("LTX_BACKOFF", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, expect);
+}
+
 START_TEST(test_config_set_and_get_round_trip)
 {
 	char buf[128];
@@ -515,18 +525,10 @@ START_TEST(test_config_set_and_get_round_trip)
 	/* The default, before anything is set. */
 	ck_assert_int_eq(tm_config_get("LTX_BACKOFF", buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "auto:min=64,max=65536");
-	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "spin:n=500"), 0);
-	ck_assert_int_eq(tm_config_get("LTX_BACKOFF", buf, sizeof(buf)), 0);
-	ck_assert_str_eq(buf, "spin:n=500");
-	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "exp:min=8,max=64"), 0);
-	ck_assert_int_eq(tm_config_get("LTX_BACKOFF", buf, sizeof(buf)), 0);
-	ck_assert_str_eq(buf, "exp:min=8,max=64");
-	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "auto:max=4096"), 0);
-	ck_assert_int_eq(tm_config_get("LTX_BACKOFF", buf, sizeof(buf)), 0);
-	ck_assert_str_eq(buf, "auto:min=64,max=4096");
-	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "auto"), 0);
-	ck_assert_int_eq(tm_config_get("LTX_BACKOFF", buf, sizeof(buf)), 0);
-	ck_assert_str_eq(buf, "auto:min=64,max=65536");
+	backoff_round_trip("spin:n=500", "spin:n=500");
+	backoff_round_trip("exp:min=8,max=64", "exp:min=8,max=64");
+	backoff_round_trip("auto:max=4096", "auto:min=64,max=4096");
+	backoff_round_trip("auto", "auto:min=64,max=65536");
 	ck_assert_int_eq(tm_config_get("LTX_MODE", buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "invisible");
 }
