@@ -628,7 +628,8 @@ static int run(char **argv, const char *lib_opt)
 			die(EX_NOSEG,
 			    "%s published no ltx statistics: there is no "
 			    "libltx to preload (--lib, LTX_LIB), so it runs "
-			    "on ltx only if linked with it",
+			    "on ltx only if linked with it, and ltxstat does "
+			    "not follow the processes it starts",
 			    argv[0]);
 		die(EX_NOSEG,
 		    "%s published no ltx statistics (it does not "
