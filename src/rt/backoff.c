@@ -121,14 +121,16 @@ unsigned ltx_backoff_adapt_step(struct ltx_backoff_adapt *a, uint64_t now,
 	    (behind && start - now >= (uint64_t)FAR)) {
 		uint64_t p = __atomic_load_n(progress, __ATOMIC_RELAXED);
 
-		/* Scored only if it lasted at most two epochs: a longer one
-		 * had a stretch with no backoff at all (the program idle,
-		 * or doing something else), not a measure of this arm. */
+		/* Scored only if it lasted at most two epochs (a longer one
+		 * had a stretch with no backoff at all: the program idle, or
+		 * doing something else, not a measure of this arm), and if
+		 * it is not the first (rt/backoff.h). */
 		if (start != 0 && !behind &&
-		    now - start <= 2 * LTX_BACKOFF_EPOCH)
+		    now - start <= 2 * LTX_BACKOFF_EPOCH && !a->fresh)
 			close_epoch(a, now, p);
 		else if (start != 0 && !behind)
 			a->skipped++;
+		a->fresh = start == 0;
 		a->progress0 = p;
 		__atomic_store_n(&a->start, now, __ATOMIC_RELAXED);
 		shift = ltx_backoff_shifts[a->arm < LTX_BACKOFF_ARMS ? a->arm

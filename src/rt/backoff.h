@@ -34,14 +34,17 @@ struct ltx_backoff_cfg {
  * that reaches its commit) and the controller reads at the end of each
  * epoch of LTX_BACKOFF_EPOCH cycles: its rate is the epoch's score.  The
  * controller runs only where a transaction backs off, so a program that
- * never fails never pays for it; an epoch that nobody ended before it had
- * lasted two is not scored (part of it went by with no backoff at all:
- * the program idle, or doing something else).  It measures each arm (window
- * scale) for one epoch, takes the best (a larger scale must beat the smaller
- * ones by an eighth), and keeps it for len epochs before measuring again; len
- * doubles while the same arm wins, up to LTX_BACKOFF_KEEP_MAX, and starts over
- * at LTX_BACKOFF_KEEP_MIN when another one does.  So a program whose best scale
- * does not change spends about 3 epochs of every 67 on the others.
+ * never fails never pays for it.  Two epochs are not scored: one that
+ * nobody ended before it had lasted two (part of it went by with no
+ * backoff at all: the program idle, or doing something else), and the
+ * first of the process (or of a fork's child), which starts at the first
+ * backoff and so often covers the threads' start-up.  It measures each arm
+ * (window scale) for one epoch, takes the best (a larger scale must beat the
+ * smaller ones by an eighth), and keeps it for len epochs before measuring
+ * again; len doubles while the same arm wins, up to LTX_BACKOFF_KEEP_MAX, and
+ * starts over at LTX_BACKOFF_KEEP_MIN when another one does.  So a program
+ * whose best scale does not change spends about 3 epochs of every 67 on the
+ * others.
  *
  * Synchronization: lock is a try-lock (an acquire exchange, a release
  * store) held while a thread closes an epoch; whoever finds it held does
@@ -72,8 +75,9 @@ struct ltx_backoff_adapt {
 	unsigned best;	  /* arm kept between measurements */
 	unsigned left;	  /* epochs to keep it still */
 	unsigned len;	  /* epochs it was kept for last time */
+	int fresh;	  /* the epoch began the controller's life (start 0) */
 	uint64_t epochs;  /* epochs scored */
-	uint64_t skipped; /* epochs not scored: longer than two */
+	uint64_t skipped; /* epochs not scored: the first, or longer than two */
 };
 
 /* The process's controller. */
