@@ -33,8 +33,11 @@ static void init(void)
 		dummy_page = NULL;
 }
 
+uint64_t ltx_fence_heavy_calls;
+
 void ltx_fence_heavy(void)
 {
+	__atomic_add_fetch(&ltx_fence_heavy_calls, 1, __ATOMIC_RELAXED);
 	pthread_once(&init_once, init);
 	if (use_membarrier && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
 		return;

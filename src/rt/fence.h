@@ -3,6 +3,8 @@
 #ifndef LTX_RT_FENCE_H
 #define LTX_RT_FENCE_H
 
+#include <stdint.h>
+
 /*
  * ltx_fence_heavy: make every other thread of the process execute a full
  * memory barrier before this call returns.  Pairs with a compiler-only
@@ -18,5 +20,9 @@
  * batched, slow paths only.  Not for signal handlers.
  */
 void ltx_fence_heavy(void);
+
+/* How many times ltx_fence_heavy ran in this process (relaxed; for the
+ * white-box tests, which count tm_free's fences). */
+extern uint64_t ltx_fence_heavy_calls;
 
 #endif /* LTX_RT_FENCE_H */

@@ -46,11 +46,19 @@
  *
  * Grace periods without a fence on the begin path.  Each descriptor
  * counts its transactions in tx_id and shows whether one is running in
- * status.  When a thread's batch of freed blocks is sealed (256 blocks or
- * 256 KiB, after every free in it committed), the thread runs the heavy
- * side of an asymmetric fence (membarrier, rt/fence.h), then records, for
- * every other descriptor in a transaction, its tx_id.  The batch may be
- * released when each recorded descriptor is idle or has a new tx_id.
+ * status.  A thread's freed blocks gather in a batch, sealed at 256
+ * blocks or 256 KiB, after every free in it committed.  For sealed
+ * batches the thread runs the heavy side of an asymmetric fence
+ * (membarrier, rt/fence.h), then records, for every other descriptor in
+ * a transaction, its tx_id.  A batch may be released when each recorded
+ * descriptor is idle or has a new tx_id.  One fence serves every batch
+ * sealed since the last: it is run once FENCE_GROUP batches wait for
+ * it, or reclamation has been tried FENCE_AGE times since the last
+ * fence, or sooner when memory is short (the limit, tm_mem_flush, thread
+ * exit).  A fence later than the seal is as good as one at it: the
+ * transactions that were running at the frees and still are at the
+ * fence are recorded, those that ended are over, and those that begin
+ * after the fence see the frees.
  *
  * Synchronization (Dekker through membarrier): a beginning transaction
  * stores tx_id, then status ACTIVE (release), then (compiler barrier
@@ -86,12 +94,18 @@
  * mode is tested with it.
  */
 
-/* 256: each seal runs a heavy fence (membarrier, an IPI to every CPU
- * running the process); at 64, intset-rbtree under -fgnu-tm lost 12% at
- * 2 threads to it. */
+/* 256: each fence is a membarrier, an IPI to every CPU running the
+ * process; with a fence per batch of 64, intset-rbtree under -fgnu-tm
+ * lost 12% at 2 threads to it.  Four batches share a fence (at most 1
+ * MiB waits for it, per thread): vacation under -fgnu-tm at 2 threads
+ * spent ~4% of its time in the fences when each batch had its own.
+ * FENCE_AGE reclamation tries (a seal or RECLAIM_EVERY allocations each)
+ * bound how long a batch waits for its fence when frees are few. */
 #define BATCH_BLOCKS  256
 #define BATCH_BYTES   ((size_t)256 << 10)
 #define RECLAIM_EVERY 256
+#define FENCE_GROUP   4
+#define FENCE_AGE     8
 
 struct block {
 	void *p;
@@ -112,6 +126,7 @@ struct batch {
 	unsigned n;	     /* blocks */
 	unsigned check;	     /* n at which to look at sealing (open) */
 	unsigned nwait;	     /* waiters still running */
+	bool fenced;	     /* sealed, and its waiters recorded */
 	size_t bytes;	     /* sum of the blocks' sizes */
 	struct waiter *wait; /* malloc'd; NULL if none */
 	struct block blocks[BATCH_BLOCKS];
@@ -138,6 +153,9 @@ struct ltx_mem_thread {
 	size_t allocs_fast, frees_fast;
 	struct batch *open;  /* filling: frees committed, not yet sealed */
 	struct batch *first; /* sealed, waiting for their grace period */
+	/* batches in first not fenced yet, and reclamation tries since
+	 * the last fence */
+	unsigned unfenced, since_fence;
 	/* allocations since the last reclaim (counted while first != NULL:
 	 * a transaction's at its end, others as they are made) */
 	unsigned since_reclaim;
@@ -346,6 +364,8 @@ static bool expired(struct batch *b)
 {
 	unsigned i = 0;
 
+	if (!b->fenced)
+		return false;
 	while (i < b->nwait) {
 		const struct ltx_tx *d = b->wait[i].tx;
 
@@ -390,6 +410,9 @@ static void adopt_orphans(struct ltx_tx *tx, struct ltx_mem_thread *m)
 		__atomic_sub_fetch(&orphan_bytes, last->bytes,
 				   __ATOMIC_RELAXED);
 		__atomic_sub_fetch(&orphan_blocks, last->n, __ATOMIC_RELAXED);
+		/* (Its thread fenced them, unless memory was short.) */
+		if (!last->fenced)
+			m->unfenced++;
 		if (last->next == NULL)
 			break;
 	}
@@ -397,12 +420,72 @@ static void adopt_orphans(struct ltx_tx *tx, struct ltx_mem_thread *m)
 	m->first = b;
 }
 
-/* Release every sealed batch whose grace period is over. */
+/*
+ * The heavy fence for the sealed batches not fenced yet (see the top of
+ * the file), then the record of the transactions running now: every such
+ * batch waits for them.  Without memory for a record, a batch stays
+ * unfenced, and is fenced by a later call.
+ */
+static void fence_sealed(struct ltx_tx *tx, struct ltx_mem_thread *m)
+{
+	struct ltx_tx *head, *d;
+	struct waiter *w, *copy;
+	struct batch *b;
+	unsigned n = 0, nw = 0;
+	bool taken = false;
+
+	if (m->unfenced == 0)
+		return;
+	m->since_fence = 0;
+	ltx_fence_heavy();
+	head = ltx_tx_registry();
+	for (d = head; d != NULL; d = d->next_all)
+		n++;
+	w = malloc(n * sizeof(*w)); /* n >= 1: tx is in the registry */
+	if (w == NULL)
+		return;
+	for (d = head; d != NULL; d = d->next_all) {
+		if (d == tx)
+			continue;
+		/* Acquire: pairs with the release store of status at begin,
+		 * made after the new tx_id was stored. */
+		if (ltx_status_idle(
+			    __atomic_load_n(&d->status, __ATOMIC_ACQUIRE)))
+			continue;
+		w[nw++] =
+			(struct waiter){ d, __atomic_load_n(&d->tx_id,
+							    __ATOMIC_RELAXED) };
+	}
+	for (b = m->first; b != NULL && m->unfenced != 0; b = b->next) {
+		if (b->fenced)
+			continue;
+		/* The first batch takes w, the others a copy of it. */
+		copy = w;
+		if (taken) {
+			copy = malloc((nw != 0 ? nw : 1) * sizeof(*copy));
+			if (copy == NULL)
+				continue;
+			memcpy(copy, w, nw * sizeof(*copy));
+		}
+		taken = true;
+		b->wait = copy;
+		b->nwait = nw;
+		b->fenced = true;
+		m->unfenced--;
+	}
+	if (!taken)
+		free(w);
+}
+
+/* Release every sealed batch whose grace period is over (fencing those
+ * that waited FENCE_AGE tries for their fence first). */
 static void reclaim(struct ltx_tx *tx, struct ltx_mem_thread *m)
 {
 	struct batch **pp = &m->first, *b;
 
 	adopt_orphans(tx, m);
+	if (m->unfenced != 0 && ++m->since_fence >= FENCE_AGE)
+		fence_sealed(tx, m);
 	while ((b = *pp) != NULL) {
 		if (expired(b)) {
 			*pp = b->next;
@@ -415,49 +498,35 @@ static void reclaim(struct ltx_tx *tx, struct ltx_mem_thread *m)
 }
 
 /*
- * Seal the open batch: record the transactions that may read its blocks
- * (the heavy fence first: see the top of the file), then try to release
- * what can be.  If there is no memory for the record, the batch stays
- * open and sealing is tried again at the next free.
+ * Seal the open batch: it waits for its fence (fence_sealed, run now if
+ * FENCE_GROUP batches wait or the pending bytes exceed the limit), then
+ * for the transactions the fence records.  Then try to release what can
+ * be.
  */
 static void seal(struct ltx_tx *tx, struct ltx_mem_thread *m)
 {
 	struct batch *b = m->open;
-	struct ltx_tx *head, *d;
-	unsigned n = 0;
 	uint64_t now, peak;
+	bool over;
 
 	if (b == NULL || b->n == 0)
 		return;
-	ltx_fence_heavy();
-	head = ltx_tx_registry();
-	for (d = head; d != NULL; d = d->next_all)
-		n++;
-	b->wait = malloc(n * sizeof(*b->wait));
-	if (b->wait == NULL)
-		return;
-	b->nwait = 0;
-	for (d = head; d != NULL; d = d->next_all) {
-		if (d == tx)
-			continue;
-		/* Acquire: pairs with the release store of status at begin,
-		 * made after the new tx_id was stored. */
-		if (ltx_status_idle(
-			    __atomic_load_n(&d->status, __ATOMIC_ACQUIRE)))
-			continue;
-		b->wait[b->nwait++] =
-			(struct waiter){ d, __atomic_load_n(&d->tx_id,
-							    __ATOMIC_RELAXED) };
-	}
 	m->open = NULL;
+	b->fenced = false;
+	b->nwait = 0;
+	b->wait = NULL;
 	b->next = m->first;
 	m->first = b;
+	m->unfenced++;
 	now = __atomic_add_fetch(&sealed_bytes, b->bytes, __ATOMIC_RELAXED);
 	peak = __atomic_load_n(&peak_sealed_bytes, __ATOMIC_RELAXED);
 	while (now > peak && !__atomic_compare_exchange_n(
 				     &peak_sealed_bytes, &peak, now, true,
 				     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
+	over = now > __atomic_load_n(&ltx_config.mem_limit, __ATOMIC_RELAXED);
+	if (m->unfenced >= FENCE_GROUP || over)
+		fence_sealed(tx, m);
 	reclaim(tx, m);
 	if (__atomic_load_n(&sealed_bytes, __ATOMIC_RELAXED) >
 	    __atomic_load_n(&ltx_config.mem_limit, __ATOMIC_RELAXED))
@@ -508,8 +577,6 @@ seal_due(struct ltx_tx *tx, struct ltx_mem_thread *m, struct batch *b)
 	if (b->n >= BATCH_BLOCKS || b->bytes >= BATCH_BYTES ||
 	    __atomic_load_n(&sealed_bytes, __ATOMIC_RELAXED) + b->bytes >
 		    __atomic_load_n(&ltx_config.mem_limit, __ATOMIC_RELAXED)) {
-		/* If there is no memory for the record, b stays open with
-		 * check <= n: sealing is tried again at the next free. */
 		seal(tx, m);
 		return;
 	}
@@ -535,6 +602,7 @@ static struct batch *open_batch(struct ltx_mem_thread *m)
 	b->check = BATCH_BLOCKS / 8;
 	b->bytes = 0;
 	b->nwait = 0;
+	b->fenced = false;
 	b->wait = NULL;
 	m->open = b;
 	return b;
@@ -549,12 +617,9 @@ static bool defer(struct ltx_tx *tx, struct ltx_mem_thread *m, void *p,
 {
 	struct batch *b = m->open;
 
-	if (b != NULL && b->n == BATCH_BLOCKS) {
-		seal(tx, m); /* failed before for want of memory */
-		b = m->open;
-	}
-	if (b == NULL || b->n == BATCH_BLOCKS) {
-		b = b == NULL ? open_batch(m) : NULL;
+	/* (A batch is sealed as soon as it is full: maybe_seal.) */
+	if (b == NULL) {
+		b = open_batch(m);
 		if (b == NULL)
 			return false;
 	}
@@ -1165,6 +1230,7 @@ void ltx_mem_flush(void)
 	if (m == NULL)
 		return;
 	seal(tx, m);
+	fence_sealed(tx, m);
 	reclaim(tx, m);
 }
 
@@ -1176,6 +1242,7 @@ void ltx_mem_thread_exit(struct ltx_tx *tx)
 	if (m == NULL)
 		return;
 	seal(tx, m);
+	fence_sealed(tx, m);
 	reclaim(tx, m);
 	if (m->open != NULL) {
 		/* Could not be sealed (no memory): leak it, never reuse. */
