@@ -55,10 +55,11 @@
  * sealed since the last: it is run once FENCE_GROUP batches wait for
  * it, or reclamation has been tried FENCE_AGE times since the last
  * fence, or sooner when memory is short (the limit, tm_mem_flush, thread
- * exit).  A fence later than the seal is as good as one at it: the
- * transactions that were running at the frees and still are at the
- * fence are recorded, those that ended are over, and those that begin
- * after the fence see the frees.
+ * exit) or the thread is the only one (its fence interrupts nobody).  A
+ * fence later than the seal is as good as one at it: the transactions
+ * that were running at the frees and still are at the fence are
+ * recorded, those that ended are over, and those that begin after the
+ * fence see the frees.
  *
  * Synchronization (Dekker through membarrier): a beginning transaction
  * stores tx_id, then status ACTIVE (release), then (compiler barrier
@@ -156,6 +157,8 @@ struct ltx_mem_thread {
 	/* batches in first not fenced yet, and reclamation tries since
 	 * the last fence */
 	unsigned unfenced, since_fence;
+	bool sealed_since; /* a batch was sealed since the last
+			    * allocations' try (reclaim) */
 	/* allocations since the last reclaim (counted while first != NULL:
 	 * a transaction's at its end, others as they are made) */
 	unsigned since_reclaim;
@@ -477,19 +480,46 @@ static void fence_sealed(struct ltx_tx *tx, struct ltx_mem_thread *m)
 		free(w);
 }
 
-/* Release every sealed batch whose grace period is over (fencing those
- * that waited FENCE_AGE tries for their fence first). */
-static void reclaim(struct ltx_tx *tx, struct ltx_mem_thread *m)
+/*
+ * How many ready batches reclaim releases: all of them (tm_mem_flush,
+ * thread exit, over the limit), or a steady flow.  A fence ends the grace
+ * period of up to FENCE_GROUP batches at once; released together, their
+ * blocks would overflow the allocator's thread cache (LTX_ALLOC in
+ * tm_malloc(3): 512 blocks of a size), and with nothing released until
+ * the next fence, the allocations meanwhile would refill it from the
+ * arena.  So a seal releases one ready batch, as many as it seals, and
+ * the tries made every RECLAIM_EVERY allocations release one only when no
+ * batch was sealed since the last (the thread no longer frees); more only
+ * when over FENCE_GROUP - 1 would wait.
+ */
+enum reclaim_pace { RECLAIM_ALL, RECLAIM_SEAL, RECLAIM_ALLOC };
+
+/* Release ready sealed batches (see reclaim_pace), fencing those that
+ * waited FENCE_AGE tries for their fence first. */
+static void reclaim(struct ltx_tx *tx, struct ltx_mem_thread *m,
+		    enum reclaim_pace pace)
 {
-	struct batch **pp = &m->first, *b;
+	struct batch **pp, *b;
+	unsigned ready = 0, release;
 
 	adopt_orphans(tx, m);
 	if (m->unfenced != 0 && ++m->since_fence >= FENCE_AGE)
 		fence_sealed(tx, m);
-	while ((b = *pp) != NULL) {
+	for (b = m->first; b != NULL; b = b->next)
+		ready += expired(b);
+	release = ready >= FENCE_GROUP ? ready - (FENCE_GROUP - 1) : 0;
+	if (pace == RECLAIM_ALL)
+		release = ready;
+	else if (release == 0 && ready != 0 &&
+		 (pace == RECLAIM_SEAL || !m->sealed_since))
+		release = 1;
+	if (pace == RECLAIM_ALLOC)
+		m->sealed_since = false;
+	for (pp = &m->first; (b = *pp) != NULL && release != 0;) {
 		if (expired(b)) {
 			*pp = b->next;
 			release_batch(tx, m, b);
+			release--;
 		} else {
 			pp = &b->next;
 		}
@@ -518,6 +548,7 @@ static void seal(struct ltx_tx *tx, struct ltx_mem_thread *m)
 	b->next = m->first;
 	m->first = b;
 	m->unfenced++;
+	m->sealed_since = true;
 	now = __atomic_add_fetch(&sealed_bytes, b->bytes, __ATOMIC_RELAXED);
 	peak = __atomic_load_n(&peak_sealed_bytes, __ATOMIC_RELAXED);
 	while (now > peak && !__atomic_compare_exchange_n(
@@ -525,9 +556,11 @@ static void seal(struct ltx_tx *tx, struct ltx_mem_thread *m)
 				     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 	over = now > __atomic_load_n(&ltx_config.mem_limit, __ATOMIC_RELAXED);
-	if (m->unfenced >= FENCE_GROUP || over)
+	/* Alone (a hint: it only picks when), the fence interrupts no
+	 * other thread: run it now, and the blocks go back at once. */
+	if (m->unfenced >= FENCE_GROUP || over || ltx_tx_alone_hint())
 		fence_sealed(tx, m);
-	reclaim(tx, m);
+	reclaim(tx, m, over ? RECLAIM_ALL : RECLAIM_SEAL);
 	if (__atomic_load_n(&sealed_bytes, __ATOMIC_RELAXED) >
 	    __atomic_load_n(&ltx_config.mem_limit, __ATOMIC_RELAXED))
 		__atomic_add_fetch(&limit_exceeded, 1, __ATOMIC_RELAXED);
@@ -730,7 +763,7 @@ mem_end_slow(struct ltx_tx *tx, struct ltx_mem_thread *m, bool committed)
 	if (m->first != NULL) {
 		m->since_reclaim += (unsigned)m->allocs.n;
 		if (m->since_reclaim >= RECLAIM_EVERY)
-			reclaim(tx, m);
+			reclaim(tx, m, RECLAIM_ALLOC);
 	}
 	if (!committed) {
 		ended_aborted(tx, m);
@@ -839,7 +872,7 @@ void *ltx_mem_alloc(size_t size, size_t align, bool zero)
 	}
 	if (ltx_unlikely(m->first != NULL) &&
 	    ++m->since_reclaim >= RECLAIM_EVERY)
-		reclaim(tx, m);
+		reclaim(tx, m, RECLAIM_ALLOC);
 	return p;
 }
 
@@ -1231,7 +1264,7 @@ void ltx_mem_flush(void)
 		return;
 	seal(tx, m);
 	fence_sealed(tx, m);
-	reclaim(tx, m);
+	reclaim(tx, m, RECLAIM_ALL);
 }
 
 void ltx_mem_thread_exit(struct ltx_tx *tx)
@@ -1243,7 +1276,7 @@ void ltx_mem_thread_exit(struct ltx_tx *tx)
 		return;
 	seal(tx, m);
 	fence_sealed(tx, m);
-	reclaim(tx, m);
+	reclaim(tx, m, RECLAIM_ALL);
 	if (m->open != NULL) {
 		/* Could not be sealed (no memory): leak it, never reuse. */
 		tx->stats.mem_pending_bytes -= m->open->bytes;

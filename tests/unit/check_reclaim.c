@@ -2,8 +2,10 @@
 /*
  * tm_free's grace periods and their heavy fences (tx/mem.c): sealed
  * batches share one fence (membarrier), run once four batches wait for
- * it or reclamation has been tried eight times since the last one, and
- * a transaction running at the fence keeps every batch it fenced.
+ * it or reclamation has been tried eight times since the last one, when
+ * another thread lives (alone, a thread fences each batch); the batches
+ * it frees go back one at a time; a transaction running at the fence
+ * keeps every batch it fenced.
  * White-box: it counts the fences (rt/fence.h).
  */
 #include <ltx/tm.h>
@@ -44,6 +46,48 @@ static void free_blocks(unsigned n)
 	}
 }
 
+/* n more blocks allocated in transactions of their own, kept. */
+static void *kept[8 * BATCH];
+static unsigned nkept;
+
+static void alloc_and_keep(unsigned n)
+{
+	ck_assert_uint_le(nkept + n, 8 * BATCH);
+	for (unsigned i = 0; i < n; i++) {
+		kept[nkept] = tm_malloc(16);
+		ck_assert_ptr_nonnull(kept[nkept]);
+		nkept++;
+		ck_assert(tm_commit());
+	}
+}
+
+static void drop_kept(void)
+{
+	while (nkept != 0)
+		tm_free(kept[--nkept]);
+	tm_mem_flush();
+}
+
+/*
+ * Another live thread with a descriptor (idle between its steps): with
+ * it the fences are shared; a thread alone fences each batch.
+ */
+static struct ltx_test_peer other;
+static tm_word_t shared;
+
+static void peer_touch(void *arg)
+{
+	(void)arg;
+	(void)tm_lt(&shared);
+	ck_assert(tm_commit());
+}
+
+static void other_start(void)
+{
+	ltx_test_peer_start(&other);
+	ltx_test_peer_run(&other, peer_touch, NULL);
+}
+
 /* Start from nothing pending (earlier tests' frees released). */
 static void settle(void)
 {
@@ -55,6 +99,7 @@ START_TEST(test_four_batches_share_one_fence)
 {
 	uint64_t f0;
 
+	other_start();
 	settle();
 	f0 = fences();
 	/* Three sealed batches wait for their fence: nothing is released,
@@ -64,45 +109,52 @@ START_TEST(test_four_batches_share_one_fence)
 	ck_assert_uint_eq(pending(), 3 * BATCH);
 	free_blocks(BATCH - 1);
 	ck_assert_uint_eq(fences(), f0);
-	/* The fourth seal runs one fence for all four, and (alone in the
-	 * process) they are released at once. */
+	/* The fourth seal runs one fence for all four.  Alone in the
+	 * process, all four may go; one does at once, and the others one
+	 * by one as reclamation is tried again (here every 256
+	 * allocations), not all together into the allocator's cache. */
 	free_blocks(1);
 	ck_assert_uint_eq(fences(), f0 + 1);
+	ck_assert_uint_eq(pending(), 3 * BATCH);
+	/* (The first try after a seal releases nothing: the seal did.) */
+	alloc_and_keep(BATCH);
+	ck_assert_uint_eq(pending(), 3 * BATCH);
+	alloc_and_keep(BATCH);
+	ck_assert_uint_eq(pending(), 2 * BATCH);
+	alloc_and_keep(BATCH);
+	ck_assert_uint_eq(pending(), BATCH);
+	alloc_and_keep(BATCH);
 	ck_assert_uint_eq(pending(), 0);
+	ck_assert_uint_eq(fences(), f0 + 1);
+	drop_kept();
+	ltx_test_peer_stop(&other);
 }
 END_TEST
 
 START_TEST(test_a_lone_batch_is_fenced_after_eight_tries)
 {
-	enum { ALLOCS = 8 * BATCH };
-	static void *keep[ALLOCS];
 	uint64_t f0;
 
+	other_start();
 	settle();
 	f0 = fences();
 	free_blocks(BATCH); /* one sealed batch, the first try */
 	ck_assert_uint_eq(pending(), BATCH);
 	/* Allocations alone: reclamation is tried every 256 of them, and
 	 * the batch is fenced at the eighth try. */
-	for (unsigned i = 0; i < ALLOCS; i++) {
-		keep[i] = tm_malloc(16);
-		ck_assert_ptr_nonnull(keep[i]);
-		ck_assert(tm_commit());
-		if (i == 6 * BATCH) {
-			ck_assert_uint_eq(fences(), f0);
-			ck_assert_uint_eq(pending(), BATCH);
-		}
-	}
+	alloc_and_keep(6 * BATCH);
+	ck_assert_uint_eq(fences(), f0);
+	ck_assert_uint_eq(pending(), BATCH);
+	alloc_and_keep(2 * BATCH);
 	ck_assert_uint_eq(fences(), f0 + 1);
 	ck_assert_uint_eq(pending(), 0);
-	for (unsigned i = 0; i < ALLOCS; i++)
-		tm_free(keep[i]);
+	drop_kept();
 	settle();
+	ltx_test_peer_stop(&other);
 }
 END_TEST
 
 /* The peer's steps: begin a transaction and leave it running; end it. */
-static tm_word_t shared;
 
 static void peer_begin(void *arg)
 {
@@ -122,6 +174,7 @@ START_TEST(test_a_transaction_at_the_fence_keeps_every_batch)
 	uint64_t f0;
 
 	ltx_test_peer_start(&peer);
+	ltx_test_peer_run(&peer, peer_touch, NULL); /* its descriptor */
 	settle();
 	f0 = fences();
 	/* Two batches sealed before the peer's transaction begins, two
@@ -145,12 +198,31 @@ START_TEST(test_flush_fences_what_waits)
 {
 	uint64_t f0;
 
+	other_start();
 	settle();
 	f0 = fences();
 	free_blocks(BATCH + 10); /* a sealed batch and an open one */
 	ck_assert_uint_eq(fences(), f0);
 	tm_mem_flush();
 	ck_assert_uint_eq(fences(), f0 + 1);
+	ck_assert_uint_eq(pending(), 0);
+	ltx_test_peer_stop(&other);
+}
+END_TEST
+
+START_TEST(test_a_thread_alone_fences_each_batch)
+{
+	uint64_t f0;
+
+	settle();
+	f0 = fences();
+	/* Its fence interrupts nobody: each batch has its own, and goes
+	 * back to the allocator at once. */
+	free_blocks(BATCH);
+	ck_assert_uint_eq(fences(), f0 + 1);
+	ck_assert_uint_eq(pending(), 0);
+	free_blocks(BATCH);
+	ck_assert_uint_eq(fences(), f0 + 2);
 	ck_assert_uint_eq(pending(), 0);
 }
 END_TEST
@@ -164,6 +236,7 @@ int main(void)
 	tcase_add_test(tc, test_a_lone_batch_is_fenced_after_eight_tries);
 	tcase_add_test(tc, test_a_transaction_at_the_fence_keeps_every_batch);
 	tcase_add_test(tc, test_flush_fences_what_waits);
+	tcase_add_test(tc, test_a_thread_alone_fences_each_batch);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return ltx_test_run(s);
