@@ -163,7 +163,7 @@ static bool locks_held(const struct ltx_cd *cd)
 /* Move the snapshot to the present if every read is still valid. */
 static bool extend(struct ltx_cd *cd)
 {
-	uintptr_t now = __atomic_load_n(&ltx_clock, __ATOMIC_ACQUIRE);
+	uintptr_t now = __atomic_load_n(&ltx_clock.now, __ATOMIC_ACQUIRE);
 
 	if (cd->irrevocable)
 		return true; /* owns what it read; limit stays 0 */
@@ -500,7 +500,7 @@ static unsigned inv_store(struct ltx_cd *cd, void *addr, uint64_t val,
 
 static unsigned inv_validate(struct ltx_cd *cd)
 {
-	if (__atomic_load_n(&ltx_clock, __ATOMIC_ACQUIRE) == cd->snapshot)
+	if (__atomic_load_n(&ltx_clock.now, __ATOMIC_ACQUIRE) == cd->snapshot)
 		return 0;
 	return extend(cd) ? 0 : VALIDATE_CAUSE;
 }
@@ -557,7 +557,7 @@ static void inv_release(struct ltx_cd *cd)
 		if (ltx_unlikely(w->flags & LTX_WENTRY_TAKEN) &&
 		    w->orec != NULL) {
 			if (fresh == 0)
-				fresh = __atomic_add_fetch(&ltx_clock, 1,
+				fresh = __atomic_add_fetch(&ltx_clock.now, 1,
 							   __ATOMIC_ACQ_REL);
 			unlock_entry(w, fresh);
 		} else {
@@ -714,7 +714,7 @@ void ltx_inv_fork_free(struct ltx_cd *const *keep, unsigned nkeep)
 
 	if (t == NULL)
 		return;
-	ts = __atomic_add_fetch(&ltx_clock, 1, __ATOMIC_ACQ_REL);
+	ts = __atomic_add_fetch(&ltx_clock.now, 1, __ATOMIC_ACQ_REL);
 	n = ltx_orec_mask / sizeof(uintptr_t) + 1;
 	for (size_t i = 0; i < n; i++) {
 		uintptr_t v = __atomic_load_n(&t[i], __ATOMIC_RELAXED);

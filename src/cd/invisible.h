@@ -378,7 +378,7 @@ ltx_inv_prepare(struct ltx_cd *cd, uintptr_t *ts)
 {
 	if (cd->ws_next == cd->ws_base)
 		return 0;
-	*ts = __atomic_add_fetch(&ltx_clock, 1, __ATOMIC_ACQ_REL);
+	*ts = __atomic_add_fetch(&ltx_clock.now, 1, __ATOMIC_ACQ_REL);
 	/* An irrevocable transaction holds every line it read. */
 	if (*ts != cd->snapshot + 1 && !cd->irrevocable &&
 	    !ltx_inv_reads_valid(cd))

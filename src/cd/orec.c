@@ -6,7 +6,15 @@
 
 #include "cd/orec.h"
 
-uint64_t ltx_clock __attribute__((aligned(128)));
+/*
+ * Alone on its 128 bytes (the struct's size is its alignment): every
+ * update commit writes it, so a variable beside it would cost its readers
+ * a miss per commit of another thread.  Before, only the start was
+ * aligned, and the linker put statics read on every commit with
+ * statistics on (tx/stats.c's child_pending) on the same line.  128, not
+ * 64: adjacent-line prefetchers fetch lines in pairs.
+ */
+struct ltx_clock ltx_clock;
 uintptr_t *ltx_orec_table;
 uintptr_t ltx_orec_mask;
 

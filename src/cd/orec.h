@@ -71,7 +71,11 @@ static inline uintptr_t ltx_orec_lock_word(const struct ltx_wentry *w)
  * commit (a transaction that sees clock >= v and then reads an orec holding
  * v also sees the data written before v was released).
  */
-extern uint64_t ltx_clock;
+struct ltx_clock {
+	uint64_t now;
+} __attribute__((aligned(128)));
+
+extern struct ltx_clock ltx_clock;
 
 /* The orec table, allocated by ltx_orec_init(); mask is the mask for
  * ltx_orec_at(): (2^bits - 1) * sizeof(uintptr_t). */

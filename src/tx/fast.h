@@ -416,7 +416,7 @@ ltx_tx_fast_commit_small(struct ltx_tx *tx, uintptr_t prepared)
 				 (end - w == 2 && !ltx_tx_fast_entry(w + 1))))
 			return false;
 		/* ltx_inv_prepare; revalidation is the caller's slow path */
-		ts = __atomic_add_fetch(&ltx_clock, 1, __ATOMIC_ACQ_REL);
+		ts = __atomic_add_fetch(&ltx_clock.now, 1, __ATOMIC_ACQ_REL);
 		if (ltx_unlikely(ts != cd->snapshot + 1))
 			return ltx_tx_fast_commit_revalidate(tx, ts);
 	}
@@ -498,7 +498,7 @@ ltx_tx_fast_commit_nwords(struct ltx_tx *tx, struct ltx_wentry *w, bool two,
 	if (ltx_unlikely(w->link != LTX_WENTRY_LONE_SINGLE) ||
 	    (two && ltx_unlikely(w[1].link != LTX_WENTRY_LONE_SINGLE)))
 		return out->lone(ctx, tx);
-	old = __atomic_fetch_add(&ltx_clock, 1, __ATOMIC_ACQ_REL);
+	old = __atomic_fetch_add(&ltx_clock.now, 1, __ATOMIC_ACQ_REL);
 	ts = old + 1;
 	if (ltx_unlikely(old != cd->snapshot))
 		return out->revalidate(ctx, tx, ts);

@@ -942,7 +942,7 @@ static void finish_abort(struct ltx_tx *tx, unsigned cause, bool backoff)
 		 * mode has none). */
 		spent = ltx_backoff_delay(
 			&ltx_config.backoff, tx->consec_aborts, &tx->rng,
-			tx->mode == LTX_MODE_INVISIBLE ? &ltx_clock : NULL,
+			tx->mode == LTX_MODE_INVISIBLE ? &ltx_clock.now : NULL,
 			&shift);
 		ltx_stats_write_begin(tx);
 		tx->stats.backoff_cycles += spent;
