@@ -455,12 +455,10 @@ bool tm_irrevocable(void)
 
 	if (tx == NULL)
 		return false;
-	if (ltx_status_idle(__atomic_load_n(&tx->status, __ATOMIC_RELAXED))) {
-		/* Begin one: a load does (of a word nobody else uses). */
-		static const tm_word_t anchor;
-
-		(void)tm_lt(&anchor);
-	}
+	/* Begin one that has read nothing: not by a load of some word of
+	 * ours, whose orec another transaction may hold (orecs are shared
+	 * by hashing), which would doom it for a line it never used. */
+	ltx_tx_begin(tx);
 	if (ltx_tx_irrevocable(tx))
 		return true;
 	if (tx->checkpoint != NULL)

@@ -31,6 +31,52 @@ START_TEST(test_irrevocable_outside_transaction_begins_one)
 }
 END_TEST
 
+/* 16 orecs (LTX_OREC_BITS=4), every one held by a peer's transaction:
+ * 32 lines in a row take 33 orec indices, every residue. */
+static tm_word_t held[32][8] __attribute__((aligned(64)));
+static bool peer_committed;
+
+static void hold_every_orec(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 32; i++)
+		(void)tm_ltx(&held[i][0]);
+	ck_assert(tm_in_transaction());
+}
+
+static void commit_held(void *arg)
+{
+	(void)arg;
+	peer_committed = tm_commit();
+}
+
+/*
+ * tm_irrevocable() with no transaction open begins one that has read
+ * nothing, so it must not fail for a line another transaction holds: it
+ * once began by a tm_lt of a word of its own, whose orec another
+ * transaction may hold (every one here; any one of them, rarely, at the
+ * default size), and then returned false.  The peer's transaction is
+ * untouched and commits.
+ */
+START_TEST(test_irrevocable_from_idle_ignores_held_lines)
+{
+	struct ltx_test_peer holder;
+
+	ck_assert_int_eq(tm_config_set("LTX_OREC_BITS", "4"), 0);
+	if (!ltx_test_use_mode(_i))
+		return;
+	ltx_test_peer_start(&holder);
+	ltx_test_peer_run(&holder, hold_every_orec, NULL);
+	ck_assert(!tm_in_transaction());
+	ck_assert_msg(tm_irrevocable(), "tm_status %#x", tm_status());
+	ck_assert(ltx_self->cd.irrevocable);
+	ck_assert(tm_commit());
+	ltx_test_peer_run(&holder, commit_held, NULL);
+	ltx_test_peer_stop(&holder);
+	ck_assert(peer_committed);
+}
+END_TEST
+
 START_TEST(test_serial_fallback_after_k_consecutive_aborts)
 {
 	volatile int runs = 0, irrevocable_run = 0;
@@ -292,6 +338,8 @@ int main(void)
 	tcase_add_loop_test(tc, test_irrevocable_outside_transaction_begins_one,
 			    0, LTX_TEST_NMODES);
 	tcase_add_loop_test(tc, test_serial_fallback_after_k_consecutive_aborts,
+			    0, LTX_TEST_NMODES);
+	tcase_add_loop_test(tc, test_irrevocable_from_idle_ignores_held_lines,
 			    0, LTX_TEST_NMODES);
 	tcase_add_test(tc, test_serial_after_setting_rejects_bad_values);
 	tcase_add_loop_test(
