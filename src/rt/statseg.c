@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -205,7 +206,8 @@ static void refresh(uint32_t flags)
 
 static void *refresh_thread(void *arg)
 {
-	(void)arg;
+	/* Running: the creator may go on (start_locked). */
+	sem_post(arg);
 	pthread_mutex_lock(&seg_lock);
 	while (!stopped) {
 		struct timespec until;
@@ -457,6 +459,7 @@ static bool start_locked(bool thread)
 	pthread_attr_t attr;
 	sigset_t all, old;
 	pthread_t tid;
+	sem_t running;
 	void *p;
 	int fd = -1;
 
@@ -525,14 +528,24 @@ static bool start_locked(bool thread)
 		return true;
 
 	/* The refresh thread takes none of the program's signals; it waits
-	 * for seg_lock, which the caller holds, before its first refresh. */
+	 * for seg_lock, which the caller holds, before its first refresh.
+	 * This returns once the thread runs its own code: a fork made while
+	 * it is still being set up would give the child whatever that set-up
+	 * holds at the moment (under AddressSanitizer, its allocator's lock:
+	 * the child's first allocation would wait forever), and a program
+	 * (a test runner) may fork right after ltx starts. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&tid, &attr, refresh_thread, NULL) != 0)
+	sem_init(&running, 0, 0);
+	if (pthread_create(&tid, &attr, refresh_thread, &running) != 0)
 		fprintf(stderr, "ltx: LTX_STATS: no refresh thread; the "
 				"segment is written at exit only\n");
+	else
+		while (sem_wait(&running) != 0 && errno == EINTR)
+			;
+	sem_destroy(&running);
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return true;
