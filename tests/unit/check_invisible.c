@@ -20,8 +20,11 @@ static void other(void (*fn)(void *))
 	ltx_test_peer_run(&peer, fn, NULL);
 }
 
+/* The scripts are the invisible mode's, whatever LTX_MODE says (the
+ * visible mode's are check_conflict's). */
 static void setup(void)
 {
+	ck_assert(ltx_test_use_mode(0));
 	ltx_test_peer_start(&peer);
 }
 
