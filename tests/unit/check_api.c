@@ -508,6 +508,117 @@ START_TEST(test_doomed_read_after_write_returns_zero)
 }
 END_TEST
 
+/*
+ * Random transactions of every load and store form against a plain model,
+ * in each mode (_i): sized stores and loads at any alignment (straddling
+ * words and lines), byte ranges, LT and LTX, reads of bytes the
+ * transaction stored over bytes it did not; one in four aborted.  Each
+ * load must return the model's bytes, and after each transaction memory
+ * must equal the model (the model before it, if aborted).  Built plain,
+ * with LTX_INLINE and statically, as this file is.
+ */
+#define MODEL_BYTES 512
+static unsigned char model_mem[MODEL_BYTES + 16] __attribute__((aligned(LINE)));
+
+static unsigned long model_rand(unsigned long *s)
+{
+	*s = *s * 6364136223846793005ul + 1442695040888963407ul;
+	return *s >> 17;
+}
+
+/* One operation at a, len bytes (1 to 100), on memory and the model m. */
+static void model_op(unsigned long *seed, unsigned char *m, int kind, int a,
+		     int len)
+{
+	unsigned char *p = model_mem + a, t[100];
+	uint64_t v = ((uint64_t)model_rand(seed) << 32) ^ model_rand(seed);
+	uint64_t x = 0, y = 0;
+
+	switch (kind) {
+	case 0:
+		tm_st_u8(p, (uint8_t)v);
+		memcpy(m + a, &v, 1);
+		return;
+	case 1:
+		tm_st_u16(p, (uint16_t)v);
+		memcpy(m + a, &v, 2);
+		return;
+	case 2:
+		tm_st_u32(p, (uint32_t)v);
+		memcpy(m + a, &v, 4);
+		return;
+	case 3:
+		tm_st_u64(p, v);
+		memcpy(m + a, &v, 8);
+		return;
+	case 4:
+		for (int k = 0; k < len; k++)
+			t[k] = (unsigned char)model_rand(seed);
+		tm_st_bytes(p, t, (size_t)len);
+		memcpy(m + a, t, (size_t)len);
+		return;
+	case 5:
+		x = (v & 1) ? tm_ltx_u8(p) : tm_lt_u8(p);
+		memcpy(&y, m + a, 1);
+		break;
+	case 6:
+		x = (v & 1) ? tm_ltx_u16(p) : tm_lt_u16(p);
+		memcpy(&y, m + a, 2);
+		break;
+	case 7:
+		x = (v & 1) ? tm_ltx_u32(p) : tm_lt_u32(p);
+		memcpy(&y, m + a, 4);
+		break;
+	case 8:
+		x = (v & 1) ? tm_ltx_u64(p) : tm_lt_u64(p);
+		memcpy(&y, m + a, 8);
+		break;
+	default:
+		tm_lt_bytes(t, p, (size_t)len);
+		ck_assert_msg(memcmp(t, m + a, (size_t)len) == 0,
+			      "tm_lt_bytes(%d, %d) differs from the model", a,
+			      len);
+		return;
+	}
+	ck_assert_msg(x == y, "kind %d at %d: 0x%llx, model 0x%llx", kind, a,
+		      (unsigned long long)x, (unsigned long long)y);
+}
+
+START_TEST(test_random_accesses_match_a_model)
+{
+	unsigned long seed = 0x5eed + (unsigned long)_i;
+	unsigned char m[MODEL_BYTES + 16], before[MODEL_BYTES + 16];
+
+	if (!ltx_test_use_mode(_i))
+		return;
+	for (int i = 0; i < MODEL_BYTES + 16; i++)
+		model_mem[i] = m[i] = (unsigned char)(i * 7 + 1);
+	for (int round = 0; round < 3000; round++) {
+		int nops = 1 + (int)(model_rand(&seed) % 60);
+		bool aborted = model_rand(&seed) % 4 == 0;
+
+		memcpy(before, m, sizeof(m));
+		for (int i = 0; i < nops; i++) {
+			int kind = (int)(model_rand(&seed) % 10);
+			int len = 1 + (int)(model_rand(&seed) % 100);
+			int a = (int)(model_rand(&seed) %
+				      (unsigned long)(MODEL_BYTES - len));
+
+			model_op(&seed, m, kind, a, len);
+		}
+		ck_assert(tm_validate());
+		if (aborted) {
+			tm_abort();
+			memcpy(m, before, sizeof(m));
+		} else {
+			ck_assert(tm_commit());
+		}
+		ck_assert_msg(memcmp(model_mem, m, sizeof(m)) == 0,
+			      "round %d: memory differs from the model", round);
+	}
+}
+END_TEST
+
 /* Set LTX_BACKOFF to value; tm_config_get must then give expect. */
 static void backoff_round_trip(const char *value, const char *expect)
 {
@@ -648,6 +759,8 @@ int main(void)
 	tcase_add_test(tc,
 		       test_doomed_loads_return_zero_without_touching_memory);
 	tcase_add_test(tc, test_doomed_read_after_write_returns_zero);
+	tcase_add_loop_test(tc, test_random_accesses_match_a_model, 0,
+			    LTX_TEST_NMODES);
 	suite_add_tcase(s, tc);
 	tcase_add_test(cfg, test_config_set_and_get_round_trip);
 	tcase_add_test(cfg, test_config_rejects_bad_names_and_values);
