@@ -31,14 +31,32 @@
  * libitm: its serial mode, the default for a lone thread, logs nothing
  * for a read-for-write and skips the undo log on a write-after-write, so
  * a cancel leaves the increment (GCC 12, 1 thread: 3000 for 2291
- * commits; ml_wt 2764; gl_wt right).  run-itm-tests.sh runs it on ltx
- * only.
+ * commits; ml_wt 2764; gl_wt right).  A nested transaction then bumps
+ * the counter again and a count of its own, and cancels itself half of
+ * the time: its cancel must undo both (closed nesting: the counter was
+ * written by the enclosing transaction first, a write-after-write) and
+ * nothing of the enclosing one's.  libitm's serial mode and ml_wt keep
+ * those increments too.  run-itm-tests.sh runs "rfw" on ltx only.
  */
 static unsigned char arena[64 * REGION + 64] __attribute__((aligned(64)));
 #define REGION_OF(id) (&arena[13 + (id)*REGION])
 
 static unsigned long commits_done; /* rfw: counter++ in each transaction */
+static unsigned long inner_done;   /* rfw: the nested ones' count */
 static int rfw;
+static unsigned long kept_total; /* rfw: nested ones kept, all threads */
+
+/* rfw: the nested transaction, cancelled if cancel. */
+__attribute__((transaction_safe, noinline)) static void inner(int cancel)
+{
+	__transaction_atomic
+	{
+		commits_done++;
+		inner_done++;
+		if (cancel)
+			__transaction_cancel;
+	}
+}
 /* Each thread's last committed round, on a line of its own. */
 static struct {
 	long round;
@@ -112,13 +130,14 @@ static void *worker(void *arg)
 	unsigned char *b = REGION_OF(id);
 	unsigned char model[REGION], before[REGION];
 	struct op ops[MAXOPS];
-	unsigned long mine = 0;
+	unsigned long mine = 0, kept = 0; /* commits; nested ones kept */
 	long committed = -1;
 
 	memcpy(model, b, REGION);
 	for (int round = 0; round < ROUNDS; round++) {
 		int nops = 1 + (int)(next_rand(&seed) % MAXOPS);
 		int cancel = next_rand(&seed) % 4 == 0;
+		int inner_cancel = next_rand(&seed) % 2 == 0;
 		unsigned long want = 0, got = 0;
 
 		make_ops(&seed, ops, nops);
@@ -129,8 +148,10 @@ static void *worker(void *arg)
 			got = 0;
 			RUN_OPS(b, ops, nops, got);
 			last[id].round = round;
-			if (rfw)
+			if (rfw) {
 				commits_done++;
+				inner(inner_cancel);
+			}
 			if (cancel)
 				__transaction_cancel;
 		}
@@ -142,9 +163,11 @@ static void *worker(void *arg)
 			CHECK(last[id].round == round);
 			committed = round;
 			mine++;
+			kept += rfw && !inner_cancel;
 		}
 		CHECK(memcmp(b, model, REGION) == 0);
 	}
+	__atomic_fetch_add(&kept_total, kept, __ATOMIC_RELAXED);
 	return (void *)mine;
 }
 
@@ -171,8 +194,10 @@ int main(int argc, char **argv)
 		CHECK(pthread_join(t[i], &mine) == 0);
 		commits += (unsigned long)mine;
 	}
-	if (rfw)
-		CHECK(commits_done == commits);
+	if (rfw) {
+		CHECK(inner_done == kept_total);
+		CHECK(commits_done == commits + kept_total);
+	}
 	for (size_t i = 0; i < 13; i++)
 		CHECK(arena[i] == (unsigned char)(i * 7 + 3));
 	for (size_t i = 13 + (size_t)n * REGION; i < sizeof(arena); i++)
