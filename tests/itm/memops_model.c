@@ -35,8 +35,9 @@
  * the counter again and a count of its own, and cancels itself half of
  * the time: its cancel must undo both (closed nesting: the counter was
  * written by the enclosing transaction first, a write-after-write) and
- * nothing of the enclosing one's.  libitm's serial mode and ml_wt keep
- * those increments too.  run-itm-tests.sh runs "rfw" on ltx only.
+ * nothing of the enclosing one's.  libitm keeps those increments in
+ * every method, gl_wt included (GCC 12).
+ * run-itm-tests.sh runs "rfw" on ltx only.
  */
 static unsigned char arena[64 * REGION + 64] __attribute__((aligned(64)));
 #define REGION_OF(id) (&arena[13 + (id)*REGION])
