@@ -145,9 +145,13 @@ for p in $PROGS; do
 		done
 	done
 done
-# A cancel undoes counter++ (GCC's read-for-write, then write-after-write):
-# ltx only, since libitm's serial mode leaves the increment
-# (memops_model.c says why).
+# A cancel undoes counter++ (GCC's read-for-write, then write-after-write)
+# and x += k of every scalar type: ltx only, since libitm's serial mode
+# leaves the increment (memops_model.c says why).
+if ! build cancel_types; then
+	echo "FAIL: cancel_types does not build"
+	fail=1
+fi
 for t in 1 2 8; do
 	for m in $modes; do
 		n=
@@ -159,6 +163,14 @@ for t in 1 2 8; do
 			"$work/memops_model.ltx" $t rfw >"$work/out" 2>"$work/err"
 		rc=$?
 		check "memops_model rfw $t threads, -lltx, instrumented, $m" yes
+		LTX_MODE=$m LTX_ITM_REPORT=1 LD_PRELOAD="$LTXLIB" \
+			"$work/cancel_types.itm" $t >"$work/out" 2>"$work/err"
+		rc=$?
+		check "cancel_types $t threads, LD_PRELOAD ltx, $m" yes
+		LTX_MODE=$m LTX_ITM_REPORT=1 LTX_ITM_SERIAL=never \
+			"$work/cancel_types.ltx" $t >"$work/out" 2>"$work/err"
+		rc=$?
+		check "cancel_types $t threads, -lltx, instrumented, $m" yes
 	done
 done
 # Clone tables registered and deregistered (dlopen/dlclose of a -fgnu-tm
