@@ -12,10 +12,14 @@
 
 static tm_word_t lines[64][8] __attribute__((aligned(64)));
 
+/* The mode and capacity under test, and no serial fallback whatever
+ * LTX_SERIAL_AFTER says: the slots alone decide (the fallback is
+ * test_irrevocable_transactions_ignore_the_limit's). */
 static void set(const char *mode, const char *capacity)
 {
 	ck_assert_int_eq(tm_config_set("LTX_MODE", mode), 0);
 	ck_assert_int_eq(tm_config_set("LTX_CAPACITY", capacity), 0);
+	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "0"), 0);
 }
 
 /*
@@ -99,6 +103,35 @@ START_TEST(test_overflow_dooms_the_transaction)
 }
 END_TEST
 
+/*
+ * The limit does not bind an irrevocable transaction, which cannot abort:
+ * one begun by tm_irrevocable, or by the serial fallback.  So a
+ * transaction too big for the cache fails with TM_ABORT_CAPACITY
+ * LTX_SERIAL_AFTER times in a row, then commits irrevocably; with the
+ * fallback off (0) it fails every time.
+ */
+START_TEST(test_irrevocable_transactions_ignore_the_limit)
+{
+	set(ltx_test_modes[_i], "6");
+	ck_assert(tm_irrevocable());
+	for (int i = 0; i < 4; i++)
+		tm_st(&lines[i][2], 7); /* 8 slots */
+	ck_assert(tm_commit());
+	for (int i = 0; i < 4; i++)
+		ck_assert_uint_eq(lines[i][2], 7);
+	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "3"), 0);
+	for (int k = 0; k < 3; k++)
+		ck_assert(!run(0, 4)); /* 8 slots: TM_ABORT_CAPACITY */
+	ck_assert(run(0, 4));	       /* the fourth begins irrevocably */
+	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "0"), 0);
+	for (int k = 0; k < 20; k++)
+		ck_assert(!run(0, 4));
+	for (int i = 0; i < 4; i++)
+		lines[i][2] = 0;
+	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "16"), 0);
+}
+END_TEST
+
 /* The default is unlimited, and "unlimited" and 0 restore it. */
 START_TEST(test_default_is_unlimited)
 {
@@ -133,6 +166,8 @@ int main(void)
 	tcase_add_loop_test(tc, test_written_lines_take_two_slots, 0, 2);
 	tcase_add_loop_test(tc, test_upgrade_adds_one_slot, 0, 2);
 	tcase_add_loop_test(tc, test_overflow_dooms_the_transaction, 0, 2);
+	tcase_add_loop_test(tc, test_irrevocable_transactions_ignore_the_limit,
+			    0, 2);
 	tcase_add_loop_test(tc, test_default_is_unlimited, 0, 2);
 	suite_add_tcase(s, tc);
 	return ltx_test_run(s);
