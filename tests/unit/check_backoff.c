@@ -349,7 +349,11 @@ START_TEST(test_scaled_backoffs_are_counted)
 {
 	struct ltx_test_peer peer;
 
+	/* The policy under test and no serial fallback, whatever
+	 * LTX_BACKOFF and LTX_SERIAL_AFTER say. */
 	ck_assert_int_eq(tm_config_set("LTX_MODE", "invisible"), 0);
+	ck_assert_int_eq(tm_config_set("LTX_BACKOFF", "auto"), 0);
+	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "0"), 0);
 	ltx_test_peer_start(&peer);
 	(void)tm_lt(&word); /* the thread's descriptor */
 	ck_assert(tm_commit());

@@ -24,11 +24,14 @@ static void other(void (*fn)(void *))
  * visible mode's are check_conflict's), and exact only where the lines do
  * not share orecs: the default table, whatever LTX_OREC_BITS says, when
  * the table is not made yet (each test forks; with CK_FORK=no the first
- * test's table stays, EBUSY). */
+ * test's table stays, EBUSY).  No serial fallback: a doomed step must
+ * not make the next one irrevocable (it would wait for the other thread,
+ * which waits for it). */
 static void setup(void)
 {
 	ck_assert(ltx_test_use_mode(0));
 	(void)tm_config_set("LTX_OREC_BITS", "16");
+	ck_assert_int_eq(tm_config_set("LTX_SERIAL_AFTER", "0"), 0);
 	ltx_test_peer_start(&peer);
 }
 

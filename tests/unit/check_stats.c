@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -712,6 +713,15 @@ int main(void)
 {
 	Suite *s = suite_create("stats");
 	TCase *tc = tcase_create("core");
+
+	/* Every abort here is counted as scripted: no serial fallback,
+	 * whatever LTX_SERIAL_AFTER says (a doomed requester's next
+	 * transaction would run irrevocably, dooming a holder, or commit a
+	 * transaction a test has made fail). */
+	if (tm_config_set("LTX_SERIAL_AFTER", "0") != 0) {
+		perror("check_stats: LTX_SERIAL_AFTER=0");
+		return EXIT_FAILURE;
+	}
 
 	tcase_add_test(tc, test_stats_count_commits_and_explicit_aborts);
 	tcase_add_test(tc, test_stats_get_rejects_small_size);
