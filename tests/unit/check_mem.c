@@ -379,12 +379,6 @@ static void big_reader_commits(void *arg)
 }
 
 /*
- * The test, the block freed by tm_free or, given size, by tm_free_sized.
- * The reader loads the word at 192, alone in the block's last line when
- * the block starts a line; a size of 197 is not whole words, and the
- * sized free must still take the line of bytes 192 to 196.
- */
-/*
  * The visible mode's LTX of big_ref failed (failed true): the reader
  * holds only the block's last line, so the two lines share a bytelock.
  * Only a small table makes that likely (LTX_OREC_BITS below the default
@@ -407,9 +401,16 @@ static bool orecs_alias(bool failed)
 		"check_mem: LTX_OREC_BITS=%s: the block's last line "
 		"shares a bytelock with big_ref; skipped\n",
 		bits);
+	ck_assert(!tm_commit()); /* ends the doomed transaction */
 	return true;
 }
 
+/*
+ * The test, the block freed by tm_free or, given size, by tm_free_sized.
+ * The reader loads the word at 192, alone in the block's last line when
+ * the block starts a line; a size of 197 is not whole words, and the
+ * sized free must still take the line of bytes 192 to 196.
+ */
 static void free_of_several_lines_dooms_older_reader(size_t size, int mode)
 {
 	struct ltx_test_peer reader;
