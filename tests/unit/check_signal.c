@@ -336,7 +336,6 @@ struct node {
 	tm_word_t value;
 };
 
-static struct node *volatile shared_ptr;
 static tm_word_t shared_word;
 static volatile int zombie_stage;
 
@@ -418,7 +417,7 @@ static tm_word_t null_holder;
 
 /* In a child: a NULL dereference in a valid transaction. */
 /* The NULL store is the point of the test: UBSan must not catch it first. */
-__attribute__((no_sanitize_undefined)) static int
+__attribute__((no_sanitize("undefined"))) static int
 run_null_deref_child(bool with_handler)
 {
 	pid_t pid = fork();
