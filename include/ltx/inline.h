@@ -176,10 +176,18 @@ tm__lt_inline(const void *addr, bool aligned, int site)
 read:
 	/* Plain movs, kept in order by volatile: the word, then the record
 	 * again (an aligned word load never crosses a page).  site is only
-	 * a comment in the first. */
+	 * a comment in the first; unoptimized (-O0), it is no constant,
+	 * and nothing merges two loads. */
+#ifdef __OPTIMIZE__
 	__asm__ __volatile__("movq %1, %0 # %2"
 			     : "=r"(x)
 			     : "m"(*(const uint64_t *)a), "i"(site));
+#else
+	(void)site;
+	__asm__ __volatile__("movq %1, %0"
+			     : "=r"(x)
+			     : "m"(*(const uint64_t *)a));
+#endif
 	__asm__ __volatile__("cmpq %2, %1"
 			     : "=@ccne"(changed)
 			     : "r"(v), "m"(*orec));

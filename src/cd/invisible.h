@@ -13,6 +13,8 @@
 #include "cd/orec.h"
 #include "cd/wset.h"
 
+LTX_SIZED_COPIES_BEGIN
+
 /* The fast paths' race window (LTX_TEST_HOOK, cd.h): between finding a
  * line held by the transaction and reading memory under it. */
 #define LTX_TEST_FAST_READ(addr) LTX_TEST_HOOK(fast_read, addr)
@@ -467,5 +469,7 @@ ltx_inv_publish(struct ltx_cd *cd, uintptr_t ts)
 	}
 	ltx_inv_reset(cd);
 }
+
+LTX_SIZED_COPIES_END
 
 #endif /* LTX_CD_INVISIBLE_H */

@@ -9,6 +9,8 @@
 #include "itm/itm.h"
 #include "itm/libitm.h"
 
+LTX_SIZED_COPIES_BEGIN
+
 /*
  * In an ITM_INSTR transaction a load is LT (LTX for read-for-write) and a
  * store is ST; the hints RaR/RaW/WaR/WaW change nothing for ltx.  A
@@ -309,18 +311,11 @@ eh_objects(const struct ltx_tx *tx)
  * and one test of the GCC mode picks the direct access.
  */
 static inline __attribute__((always_inline)) void
-read_obj(void *dst, const void *src, size_t size, bool excl)
+read_one(void *dst, const void *src, size_t size, bool excl)
 {
 	struct ltx_tx *tx = ltx_self;
 	uintptr_t p = (uintptr_t)src;
 
-	if (size == 16 && (p & LTX_WORD_MASK) == 0) {
-		/* Two longs or pointers side by side, which GCC loads as one
-		 * vector: two words, each by the path of a word. */
-		read_obj(dst, src, 8, excl);
-		read_obj((char *)dst + 8, (const char *)src + 8, 8, excl);
-		return;
-	}
 	if (size <= 8 && (p & (size - 1)) == 0 &&
 	    ltx_likely(tx->cd.limit != 0)) {
 		/* (For 8 bytes the compiler cannot tell that p is the word.) */
@@ -351,18 +346,26 @@ read_obj(void *dst, const void *src, size_t size, bool excl)
 	read_slow(dst, src, size, excl);
 }
 
+/* read_one, and two words aligned to 8 as two words: two longs or pointers
+ * side by side, which GCC loads as one vector, each by the path of a word.
+ * (Not read_one calling itself: unoptimized, GCC cannot inline that.) */
 static inline __attribute__((always_inline)) void
-write_obj(void *dst, const void *src, size_t size)
+read_obj(void *dst, const void *src, size_t size, bool excl)
+{
+	if (size == 16 && ((uintptr_t)src & LTX_WORD_MASK) == 0) {
+		read_one(dst, src, 8, excl);
+		read_one((char *)dst + 8, (const char *)src + 8, 8, excl);
+		return;
+	}
+	read_one(dst, src, size, excl);
+}
+
+static inline __attribute__((always_inline)) void
+write_one(void *dst, const void *src, size_t size)
 {
 	struct ltx_tx *tx = ltx_self;
 	uintptr_t p = (uintptr_t)dst;
 
-	if (size == 16 && (p & LTX_WORD_MASK) == 0) {
-		/* The same for a store (a stack word is undo-logged alone). */
-		write_obj(dst, src, 8);
-		write_obj((char *)dst + 8, (const char *)src + 8, 8);
-		return;
-	}
 	if (size <= 8 && (p & (size - 1)) == 0) {
 		uint64_t x = 0;
 
@@ -380,6 +383,19 @@ write_obj(void *dst, const void *src, size_t size)
 		}
 	}
 	write_slow(dst, src, size);
+}
+
+/* write_one, and two words aligned to 8 as two words, as read_obj (a
+ * stack word is undo-logged alone). */
+static inline __attribute__((always_inline)) void
+write_obj(void *dst, const void *src, size_t size)
+{
+	if (size == 16 && ((uintptr_t)dst & LTX_WORD_MASK) == 0) {
+		write_one(dst, src, 8);
+		write_one((char *)dst + 8, (const char *)src + 8, 8);
+		return;
+	}
+	write_one(dst, src, size);
 }
 
 #pragma GCC visibility push(default)
@@ -584,3 +600,5 @@ void _ITM_memsetWaW(void *dst, int c, size_t n)
 }
 
 #pragma GCC visibility pop
+
+LTX_SIZED_COPIES_END
