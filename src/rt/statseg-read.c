@@ -685,7 +685,8 @@ static bool print_lines(FILE *out, const struct ltx_statseg_view *v,
 {
 	const struct ltx_stats *c = v->c;
 	uint64_t all = 0;
-	char b[32], name[512], text[512];
+	/* text holds "0x" and 16 digits, a space and a whole name. */
+	char b[32], name[512], text[sizeof(name) + 32];
 
 	for (unsigned k = 0; k < LTX_CONFLICT_CLASSES; k++)
 		all += c->conflict_class[k];
