@@ -3,6 +3,7 @@
 #include <ltx/tm.h>
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -125,9 +126,24 @@ static void table_init(void)
  */
 static bool table_ready(void)
 {
+	sigset_t all, saved;
+
 	if (ltx_likely(__atomic_load_n(&table, __ATOMIC_ACQUIRE) != NULL))
 		return true;
+	/*
+	 * Signals blocked while this thread is inside pthread_once: a
+	 * handler that ran a transaction there would call pthread_once
+	 * again from inside it and wait for ever for itself (the first
+	 * visible transactions of a process whose handlers use them;
+	 * tests/itm handler_exit, tests/stress/vis-first).  A handler on
+	 * another thread waits for this one, which finishes.  Only until
+	 * the table exists; pthread_sigmask is async-signal-safe, so a
+	 * handler's transaction may come here too.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved);
 	pthread_once(&table_once, table_init);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	return __atomic_load_n(&table, __ATOMIC_ACQUIRE) != NULL;
 }
 
