@@ -135,10 +135,10 @@ static bool table_ready(void)
 	 * handler that ran a transaction there would call pthread_once
 	 * again from inside it and wait for ever for itself (the first
 	 * visible transactions of a process whose handlers use them;
-	 * tests/itm handler_exit, tests/stress/vis-first).  A handler on
-	 * another thread waits for this one, which finishes.  Only until
-	 * the table exists; pthread_sigmask is async-signal-safe, so a
-	 * handler's transaction may come here too.
+	 * tests/itm handler_exit, tests/stress/vis_first_signal.c).  A
+	 * handler on another thread waits for this one, which finishes.
+	 * Only until the table exists; pthread_sigmask is
+	 * async-signal-safe, so a handler's transaction may come here too.
 	 */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &saved);
