@@ -6,6 +6,7 @@
 
 #include "arch/arch.h"
 #include "rt/backoff.h"
+#include "rt/wait.h"
 
 /*
  * The exponential policy is the one the article's Figure 8.4 leaves as
@@ -168,7 +169,7 @@ uint64_t ltx_backoff_delay(const struct ltx_backoff_cfg *cfg, unsigned consec,
 				ltx_backoff_window(cfg, consec, *shift));
 	case LTX_BACKOFF_YIELD:
 		start = ltx_cycles();
-		sched_yield();
+		ltx_yield();
 		return ltx_cycles() - start;
 	default:
 		return 0;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "rt/fence.h"
+#include "rt/signal.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int use_membarrier;
@@ -35,9 +36,9 @@ static void init(void)
 
 uint64_t ltx_fence_heavy_calls;
 
-void ltx_fence_heavy(void)
+/* The fence itself: membarrier, or the fallback. */
+static void fence(void)
 {
-	__atomic_add_fetch(&ltx_fence_heavy_calls, 1, __ATOMIC_RELAXED);
 	pthread_once(&init_once, init);
 	if (use_membarrier && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
 		return;
@@ -60,4 +61,16 @@ void ltx_fence_heavy(void)
 	__atomic_add_fetch(dummy_page, 1, __ATOMIC_SEQ_CST);
 	mprotect(dummy_page, 4096, PROT_READ);
 	pthread_mutex_unlock(&dummy_lock);
+}
+
+void ltx_fence_heavy(void)
+{
+	unsigned own;
+
+	__atomic_add_fetch(&ltx_fence_heavy_calls, 1, __ATOMIC_RELAXED);
+	/* ltx's own system calls (rt/signal.h): an exclusive transaction
+	 * makes them holding the serial token (tx/serial.c, drain). */
+	own = ltx_own_syscall_begin();
+	fence();
+	ltx_own_syscall_end(own);
 }

@@ -159,6 +159,8 @@ static void default_fault(int sig, const siginfo_t *si)
 __thread uint64_t ltx_signal_deferred
 	__attribute__((tls_model("initial-exec")));
 
+__thread unsigned ltx_own_syscall __attribute__((tls_model("initial-exec")));
+
 /*
  * Defer sig (rt/signal.h): blocked first, so that the copy sent next
  * stays pending even under SA_NODEFER, and in the interrupted context's

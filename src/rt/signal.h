@@ -61,6 +61,36 @@ struct ltx_signal_hooks {
 extern __thread uint64_t ltx_signal_deferred
 	__attribute__((tls_model("initial-exec")));
 
+/*
+ * Nonzero while the thread is in a system call that ltx makes for itself:
+ * a wait's yield (rt/wait.h), a backoff's, the heavy fence (rt/fence.c).
+ * A signal that interrupts a system call of the program runs its handler
+ * at once, even where it would otherwise wait (the program must see its
+ * EINTR: tx/signal.c, on_defer); one that interrupts ltx's own is no such
+ * case, and waits as it would anywhere else in ltx.  Thread-local, and a
+ * handler that makes such a call itself puts back the value it found
+ * (ltx_own_syscall_begin/end), so a depth, not a flag.
+ */
+extern __thread unsigned ltx_own_syscall
+	__attribute__((tls_model("initial-exec")));
+
+/* Mark the system calls that follow as ltx's own; returns what
+ * ltx_own_syscall_end puts back.  The compiler keeps the calls between. */
+static inline unsigned ltx_own_syscall_begin(void)
+{
+	unsigned old = ltx_own_syscall;
+
+	ltx_own_syscall = old + 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return old;
+}
+
+static inline void ltx_own_syscall_end(unsigned old)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ltx_own_syscall = old;
+}
+
 /* ltx_signal_deliver_deferred: unblock the thread's deferred signals (the
  * kernel delivers them now) and clear ltx_signal_deferred.  In a fork
  * child, where nothing is pending any more, it only unblocks them. */

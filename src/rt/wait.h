@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include "arch/arch.h"
+#include "rt/signal.h"
 
 /* Spins before a waiter starts yielding the CPU. */
 #define LTX_WAIT_SPINS 128
@@ -16,6 +17,21 @@
  * a few instructions), the later ones yield: on a busy machine the thread
  * waited for may be descheduled, and spinning would keep it off the CPU.
  */
+/*
+ * ltx_yield: sched_yield as ltx's own system call (rt/signal.h,
+ * ltx_own_syscall): a signal that interrupts it while the thread holds
+ * the serial token waits for the token's release, as it would anywhere
+ * else in ltx, instead of running a handler whose transactions would wait
+ * for that token for ever.
+ */
+static inline void ltx_yield(void)
+{
+	unsigned own = ltx_own_syscall_begin();
+
+	sched_yield();
+	ltx_own_syscall_end(own);
+}
+
 static inline void ltx_wait_step(unsigned *spins)
 {
 	if (*spins < LTX_WAIT_SPINS) {
@@ -23,7 +39,7 @@ static inline void ltx_wait_step(unsigned *spins)
 		ltx_cpu_relax();
 		return;
 	}
-	sched_yield();
+	ltx_yield();
 }
 
 #endif /* LTX_RT_WAIT_H */

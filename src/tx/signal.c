@@ -289,9 +289,13 @@ static bool at_syscall(const ucontext_t *uc)
  * from the CAS that takes the token, not from the flag or the status, so
  * that the steps around them (taking it before the begin, giving it back
  * after the end) are covered too.  Not deferred: a signal that interrupts
- * a system call (a blocking read in an irrevocable transaction must still
- * see its EINTR, and the program's Ctrl-C handler must still run), where
- * the handler runs at once as before, and transactions in it would wait.
+ * a system call of the program (a blocking read in an irrevocable
+ * transaction must still see its EINTR, and the program's Ctrl-C handler
+ * must still run), where the handler runs at once as before, and
+ * transactions in it would wait.  ltx's own system calls, where it waits
+ * holding the token (an exclusive transaction's wait for the others to
+ * end, its heavy fence), are no such case: they are marked
+ * (ltx_own_syscall) and the signal waits.
  *
  * A signal that lands past a commit point, while the transaction writes
  * back (LTX_COMMITTING), waits for the commit's end, whether or not the
@@ -322,7 +326,9 @@ static bool on_defer(void *uc)
 	token = __atomic_load_n(&ltx_serial_token, __ATOMIC_RELAXED);
 	if ((token & ~LTX_SERIAL_EXCL) != (uintptr_t)cur)
 		return false;
-	return !at_syscall(uc);
+	/* The program's system call, not one ltx makes while it waits
+	 * (rt/signal.h): the handler runs now. */
+	return ltx_own_syscall != 0 || !at_syscall(uc);
 }
 
 /* The commit is over: the signals that waited for it (ltx_tx_committed). */

@@ -18,6 +18,7 @@
 
 #include "rt/config.h"
 #include "rt/statseg.h"
+#include "rt/wait.h"
 #include "tx/stats.h"
 #include "tx/tx.h"
 
@@ -500,7 +501,7 @@ void ltx_stats_thread_end(struct ltx_tx *tx)
 		look_pending(tx, false, false);
 		ltx_stats_write_end(tx);
 		if (ls->npend != 0)
-			sched_yield();
+			ltx_yield();
 	}
 }
 
@@ -620,7 +621,7 @@ static void read_descriptor(struct ltx_tx *tx, struct ltx_stats *st,
 		    tries > 10000)
 			return;
 		if (tries > 100)
-			sched_yield();
+			ltx_yield();
 	}
 }
 

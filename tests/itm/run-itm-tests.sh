@@ -345,4 +345,26 @@ else
 	echo "FAIL: handler_exit does not build"
 	fail=1
 fi
+# A signal whose handler runs a GCC transaction, landing in a system
+# call that ltx makes while a serial transaction of its thread waits for
+# another thread's (the handler ran at once and waited for ever for the
+# token its own thread held).  The program's sched_yield puts the signal
+# there every time.
+if $CC -O2 -fgnu-tm -pthread -I"$srcdir/itm" "$srcdir/itm/token_wait.c" \
+	-o "$work/token_wait.ltx" -Wl,--no-as-needed -L"$LTXLIBDIR" -lltx \
+	-Wl,-rpath,"$(dirname "$LTXLIB")"; then
+	for m in $modes; do
+		for serial in auto never; do
+			n=
+			LTX_MODE=$m LTX_ITM_REPORT=1 LTX_ITM_SERIAL=$serial \
+				"$work/token_wait.ltx" >"$work/out" \
+				2>"$work/err"
+			rc=$?
+			check "token_wait, -lltx, $m, LTX_ITM_SERIAL=$serial" yes
+		done
+	done
+else
+	echo "FAIL: token_wait does not build"
+	fail=1
+fi
 exit $fail
