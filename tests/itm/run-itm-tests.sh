@@ -325,46 +325,36 @@ else
 	echo "FAIL: handler_tx does not build"
 	fail=1
 fi
-# Signal handlers that run GCC transactions while short-lived threads
-# run theirs and exit: none may run on a thread after ltx has taken its
-# descriptor back (it hung in malloc inside the handler).
-if $CC -O2 -fgnu-tm -pthread -I"$srcdir/itm" "$srcdir/itm/handler_exit.c" \
-	-o "$work/handler_exit.ltx" -Wl,--no-as-needed -L"$LTXLIBDIR" -lltx \
-	-Wl,-rpath,"$(dirname "$LTXLIB")"; then
+# Build itm/$1.c linked with -lltx (ltx only) and run it, with the
+# arguments after $1, in each mode under LTX_ITM_SERIAL auto and never.
+ltx_serial_runs() {
+	p=$1
+	shift
+	if ! $CC -O2 -fgnu-tm -pthread -I"$srcdir/itm" "$srcdir/itm/$p.c" \
+		-o "$work/$p.ltx" -Wl,--no-as-needed -L"$LTXLIBDIR" -lltx \
+		-Wl,-rpath,"$(dirname "$LTXLIB")"; then
+		echo "FAIL: $p does not build"
+		fail=1
+		return
+	fi
 	for m in $modes; do
 		for serial in auto never; do
 			n=
 			LTX_MODE=$m LTX_ITM_REPORT=1 LTX_ITM_SERIAL=$serial \
-				"$work/handler_exit.ltx" 4 >"$work/out" \
-				2>"$work/err"
+				"$work/$p.ltx" "$@" >"$work/out" 2>"$work/err"
 			rc=$?
-			check "handler_exit 4 threads, -lltx, $m, LTX_ITM_SERIAL=$serial" yes
+			check "$p${1:+ $1 threads}, -lltx, $m, LTX_ITM_SERIAL=$serial" yes
 		done
 	done
-else
-	echo "FAIL: handler_exit does not build"
-	fail=1
-fi
+}
+# Signal handlers that run GCC transactions while short-lived threads
+# run theirs and exit: none may run on a thread after ltx has taken its
+# descriptor back (it hung in malloc inside the handler).
+ltx_serial_runs handler_exit 4
 # A signal whose handler runs a GCC transaction, landing in a system
 # call that ltx makes while a serial transaction of its thread waits for
 # another thread's (the handler ran at once and waited for ever for the
 # token its own thread held).  The program's sched_yield puts the signal
 # there every time.
-if $CC -O2 -fgnu-tm -pthread -I"$srcdir/itm" "$srcdir/itm/token_wait.c" \
-	-o "$work/token_wait.ltx" -Wl,--no-as-needed -L"$LTXLIBDIR" -lltx \
-	-Wl,-rpath,"$(dirname "$LTXLIB")"; then
-	for m in $modes; do
-		for serial in auto never; do
-			n=
-			LTX_MODE=$m LTX_ITM_REPORT=1 LTX_ITM_SERIAL=$serial \
-				"$work/token_wait.ltx" >"$work/out" \
-				2>"$work/err"
-			rc=$?
-			check "token_wait, -lltx, $m, LTX_ITM_SERIAL=$serial" yes
-		done
-	done
-else
-	echo "FAIL: token_wait does not build"
-	fail=1
-fi
+ltx_serial_runs token_wait
 exit $fail
