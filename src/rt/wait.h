@@ -12,12 +12,6 @@
 #define LTX_WAIT_SPINS 128
 
 /*
- * ltx_wait_step: one step of a wait loop; *spins starts at 0.  The first
- * steps spin (the thread waited for is likely running and about to finish
- * a few instructions), the later ones yield: on a busy machine the thread
- * waited for may be descheduled, and spinning would keep it off the CPU.
- */
-/*
  * ltx_yield: sched_yield as ltx's own system call (rt/signal.h,
  * ltx_own_syscall): a signal that interrupts it while the thread holds
  * the serial token waits for the token's release, as it would anywhere
@@ -32,6 +26,12 @@ static inline void ltx_yield(void)
 	ltx_own_syscall_end(own);
 }
 
+/*
+ * ltx_wait_step: one step of a wait loop; *spins starts at 0.  The first
+ * steps spin (the thread waited for is likely running and about to finish
+ * a few instructions), the later ones yield: on a busy machine the thread
+ * waited for may be descheduled, and spinning would keep it off the CPU.
+ */
 static inline void ltx_wait_step(unsigned *spins)
 {
 	if (*spins < LTX_WAIT_SPINS) {

@@ -326,8 +326,8 @@ static bool on_defer(void *uc)
 	token = __atomic_load_n(&ltx_serial_token, __ATOMIC_RELAXED);
 	if ((token & ~LTX_SERIAL_EXCL) != (uintptr_t)cur)
 		return false;
-	/* The program's system call, not one ltx makes while it waits
-	 * (rt/signal.h): the handler runs now. */
+	/* Deferred, unless it interrupted a system call of the program's
+	 * (not one of ltx's own, rt/signal.h): that handler runs now. */
 	return ltx_own_syscall != 0 || !at_syscall(uc);
 }
 
