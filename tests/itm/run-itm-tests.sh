@@ -118,11 +118,33 @@ if [ "$n" -ne 1 ]; then
 	fail=1
 fi
 
+# The reference run under libitm.  GCC 12's libitm calls abort() (exit
+# 134, nothing on stderr) when a transaction that it has made irrevocable
+# (its serial fallback after many restarts, under contention) reaches
+# __transaction_cancel (_ITM_abortTransaction tests STATE_IRREVOCABLE):
+# memops_model at 2 threads died so in about 1 run in 20.  That is
+# libitm's failure, not the program's: such a run is tried again, twice
+# at most, and said so.
+libitm_ref() {
+	tries=0
+	while :; do
+		"$@" >"$work/out" 2>"$work/err"
+		rc=$?
+		tries=$((tries + 1))
+		if [ "$rc" -ne 134 ] || [ -s "$work/err" ] || [ $tries -ge 3 ]
+		then
+			break
+		fi
+		echo "note: $*: libitm aborted (exit 134, no message: its" \
+			"abort of a cancel in a transaction it made irrevocable);" \
+			"run again"
+	done
+}
+
 for p in $PROGS; do
 	for t in 1 2 8; do
 		n=
-		"$work/$p.itm" $t >"$work/out" 2>"$work/err"
-		rc=$?
+		libitm_ref "$work/$p.itm" $t
 		check "$p $t threads, libitm" no
 		cp "$work/out" "$work/ref"
 		for m in $modes; do
