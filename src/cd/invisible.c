@@ -11,6 +11,7 @@
 #include "cd/lines.h"
 #include "cd/orec.h"
 #include "cd/wset.h"
+#include "rt/signal.h"
 #include "rt/wait.h"
 
 /*
@@ -211,7 +212,7 @@ static bool grow_writes(struct ltx_cd *cd)
 		}
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	ltx_cd_take_wait();
-	free(old);
+	ltx_own_free(old);
 	ltx_wset_grow_done(cd);
 	return true;
 }

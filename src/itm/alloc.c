@@ -5,6 +5,7 @@
 
 #include "itm/itm.h"
 #include "itm/libitm.h"
+#include "rt/signal.h"
 #include "tx/mem.h"
 
 /*
@@ -26,7 +27,27 @@
  * The C++ clones call libstdc++'s operators through weak references, so
  * that C programs need no libstdc++; GCC emits them only into C++ code,
  * which has libstdc++ loaded.
+ *
+ * Every call into the allocator is marked as ltx's own (OWN, rt/signal.h):
+ * it may wait in the kernel for a lock, in a transaction that holds the
+ * serial token, and a signal that lands there must wait for the token to
+ * be given back, as in ltx's other waits; the program sees no EINTR from
+ * an allocator anyway.  But for the throwing operator new: an exception
+ * would leave the mark set (this C code runs no cleanup when unwound).
  */
+#define OWN(call)                                                              \
+	__extension__({                                                        \
+		unsigned own_ = ltx_own_syscall_begin();                       \
+		__typeof__(call) r_ = (call);                                  \
+		ltx_own_syscall_end(own_);                                     \
+		r_;                                                            \
+	})
+#define OWN_VOID(call)                                                         \
+	do {                                                                   \
+		unsigned own_ = ltx_own_syscall_begin();                       \
+		call;                                                          \
+		ltx_own_syscall_end(own_);                                     \
+	} while (0)
 extern void *_Znwm(size_t) __attribute__((weak));
 extern void *_Znam(size_t) __attribute__((weak));
 extern void *_ZnwmRKSt9nothrow_t(size_t, const void *) __attribute__((weak));
@@ -37,35 +58,35 @@ extern void _ZdaPv(void *) __attribute__((weak));
 /* Each allocator's release, as an abort action and for reclamation. */
 static void free_block(void *ptr)
 {
-	free(ptr);
+	OWN_VOID(free(ptr));
 }
 
 static void delete_block(void *ptr)
 {
-	_ZdlPv(ptr);
+	OWN_VOID(_ZdlPv(ptr));
 }
 
 static void delete_array(void *ptr)
 {
-	_ZdaPv(ptr);
+	OWN_VOID(_ZdaPv(ptr));
 }
 
 static void release_free(void *ptr, size_t size)
 {
 	(void)size;
-	free(ptr);
+	OWN_VOID(free(ptr));
 }
 
 static void release_delete(void *ptr, size_t size)
 {
 	(void)size;
-	_ZdlPv(ptr);
+	OWN_VOID(_ZdlPv(ptr));
 }
 
 static void release_delete_array(void *ptr, size_t size)
 {
 	(void)size;
-	_ZdaPv(ptr);
+	OWN_VOID(_ZdaPv(ptr));
 }
 
 /*
@@ -117,7 +138,7 @@ static void *need(void *(*fn)(size_t), size_t size)
 {
 	if (fn == NULL)
 		ltx_itm_fatal("C++ allocation without libstdc++");
-	return fn(size);
+	return fn(size); /* not marked: it may throw through here */
 }
 
 static void need_delete(const void *fn)
@@ -130,12 +151,12 @@ static void need_delete(const void *fn)
 
 void *_ITM_malloc(size_t size)
 {
-	return allocated(malloc(size), free_block);
+	return allocated(OWN(malloc(size)), free_block);
 }
 
 void *_ITM_calloc(size_t nmemb, size_t size)
 {
-	return allocated(calloc(nmemb, size), free_block);
+	return allocated(OWN(calloc(nmemb, size)), free_block);
 }
 
 void _ITM_free(void *ptr)
@@ -157,14 +178,14 @@ void *_ZGTtnwmRKSt9nothrow_t(size_t size, const void *nt)
 {
 	if (_ZnwmRKSt9nothrow_t == NULL)
 		ltx_itm_fatal("C++ allocation without libstdc++");
-	return allocated(_ZnwmRKSt9nothrow_t(size, nt), delete_block);
+	return allocated(OWN(_ZnwmRKSt9nothrow_t(size, nt)), delete_block);
 }
 
 void *_ZGTtnamRKSt9nothrow_t(size_t size, const void *nt)
 {
 	if (_ZnamRKSt9nothrow_t == NULL)
 		ltx_itm_fatal("C++ allocation without libstdc++");
-	return allocated(_ZnamRKSt9nothrow_t(size, nt), delete_array);
+	return allocated(OWN(_ZnamRKSt9nothrow_t(size, nt)), delete_array);
 }
 
 void _ZGTtdlPv(void *ptr)

@@ -5,15 +5,17 @@
 #include <string.h>
 
 #include "rt/array.h"
+#include "rt/signal.h"
 
-bool ltx_array_reserve(void **base, size_t *cap, size_t used, size_t need,
-		       size_t elem, size_t min, size_t align, void **keep_old)
+/* ltx_array_reserve past its first test: the array grows.  The allocator
+ * may wait in the kernel (a contended lock), and this is ltx's own call,
+ * made for its logs: ltx_array_reserve marks it (rt/signal.h). */
+static bool grow(void **base, size_t *cap, size_t used, size_t need,
+		 size_t elem, size_t min, size_t align, void **keep_old)
 {
 	size_t n = *cap != 0 ? *cap : (min != 0 ? min : 1);
 	void *p;
 
-	if (need <= *cap)
-		return true;
 	while (n < need) {
 		if (n > SIZE_MAX / 2 / elem)
 			return false;
@@ -42,4 +44,18 @@ bool ltx_array_reserve(void **base, size_t *cap, size_t used, size_t need,
 	*base = p;
 	*cap = n;
 	return true;
+}
+
+bool ltx_array_reserve(void **base, size_t *cap, size_t used, size_t need,
+		       size_t elem, size_t min, size_t align, void **keep_old)
+{
+	unsigned own;
+	bool ok;
+
+	if (need <= *cap)
+		return true;
+	own = ltx_own_syscall_begin();
+	ok = grow(base, cap, used, need, elem, min, align, keep_old);
+	ltx_own_syscall_end(own);
+	return ok;
 }

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /*
  * ltx interposes sigaction(2), signal(3), bsd_signal and sysv_signal
@@ -63,7 +64,12 @@ extern __thread uint64_t ltx_signal_deferred
 
 /*
  * Nonzero while the thread is in a system call that ltx makes for itself:
- * a wait's yield (rt/wait.h), a backoff's, the heavy fence (rt/fence.c).
+ * a wait's yield (rt/wait.h), a backoff's, the heavy fence (rt/fence.c),
+ * and the allocator's, which may wait in the kernel for a lock, where ltx
+ * allocates or frees: its logs (rt/array.c, ltx_own_free), the blocks of
+ * GCC transactions (itm/alloc.c).  Not tm_malloc's and tm_free's fast
+ * paths, whose instructions are counted (a signal there, with the token
+ * held, runs its handler at once, as for the program's own calls).
  * A signal that interrupts a system call of the program runs its handler
  * at once, even where it would otherwise wait (the program must see its
  * EINTR: tx/signal.c, on_defer); one that interrupts ltx's own is no such
@@ -89,6 +95,15 @@ static inline void ltx_own_syscall_end(unsigned old)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	ltx_own_syscall = old;
+}
+
+/* free(p), marked as ltx's own (for its logs). */
+static inline void ltx_own_free(void *p)
+{
+	unsigned own = ltx_own_syscall_begin();
+
+	free(p);
+	ltx_own_syscall_end(own);
 }
 
 /* ltx_signal_deliver_deferred: unblock the thread's deferred signals (the

@@ -347,11 +347,13 @@ else
 	echo "FAIL: handler_tx does not build"
 	fail=1
 fi
-# Build itm/$1.c linked with -lltx (ltx only) and run it, with the
-# arguments after $1, in each mode under LTX_ITM_SERIAL auto and never.
+# Build itm/$2.c linked with -lltx (ltx only) and run it, with the
+# arguments after $2, in each mode under each LTX_ITM_SERIAL setting of
+# the list $1.
 ltx_serial_runs() {
-	p=$1
-	shift
+	serials=$1
+	p=$2
+	shift 2
 	if ! $CC -O2 -fgnu-tm -pthread -I"$srcdir/itm" "$srcdir/itm/$p.c" \
 		-o "$work/$p.ltx" -Wl,--no-as-needed -L"$LTXLIBDIR" -lltx \
 		-Wl,-rpath,"$(dirname "$LTXLIB")"; then
@@ -360,23 +362,29 @@ ltx_serial_runs() {
 		return
 	fi
 	for m in $modes; do
-		for serial in auto never; do
+		for serial in $serials; do
 			n=
 			LTX_MODE=$m LTX_ITM_REPORT=1 LTX_ITM_SERIAL=$serial \
 				"$work/$p.ltx" "$@" >"$work/out" 2>"$work/err"
 			rc=$?
-			check "$p${1:+ $1 threads}, -lltx, $m, LTX_ITM_SERIAL=$serial" yes
+			check "$p${*:+ $*}, -lltx, $m, LTX_ITM_SERIAL=$serial" yes
 		done
 	done
 }
 # Signal handlers that run GCC transactions while short-lived threads
 # run theirs and exit: none may run on a thread after ltx has taken its
 # descriptor back (it hung in malloc inside the handler).
-ltx_serial_runs handler_exit 4
+ltx_serial_runs "auto never" handler_exit 4
 # A signal whose handler runs a GCC transaction, landing in a system
 # call that ltx makes while a serial transaction of its thread waits for
 # another thread's (the handler ran at once and waited for ever for the
 # token its own thread held).  The program's sched_yield puts the signal
 # there every time.
-ltx_serial_runs token_wait
+ltx_serial_runs "auto never" token_wait
+# The same, the signal landing in the allocator, called by ltx in a
+# serial transaction (of a thread alone: LTX_ITM_SERIAL=auto only) to grow
+# its undo log or to allocate the transaction's block.  The program's
+# realloc or malloc puts it there every time.
+ltx_serial_runs auto log_wait realloc
+ltx_serial_runs auto log_wait malloc
 exit $fail
