@@ -15,8 +15,10 @@
  * Dekker pattern of liburcu's membarrier flavour).
  *
  * Uses membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), registered on first
- * use; where the kernel refuses it, an mprotect() downgrade, whose TLB
- * shootdown interrupts every CPU running the process.  A system call: for
+ * use; where the kernel refuses or fails it, an mprotect() downgrade,
+ * whose TLB shootdown interrupts every CPU running the process.  Never
+ * skipped: while neither can be made it tries again, and after about a
+ * second it aborts the process with a message.  A system call: for
  * batched, slow paths only.  Not for signal handlers.
  */
 void ltx_fence_heavy(void);

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The heavy fence (rt/fence.c) is never skipped.  tm_free's grace periods
+ * and the serial token pair it with no fence at all on the light side, so
+ * a heavy fence that does nothing lets a grace period end under a reader,
+ * or an exclusive transaction run beside another.  membarrier can fail
+ * after it has worked (the kernel out of memory); the fence then falls
+ * back to its mprotect shootdown, tries again while neither works, and
+ * stops the process with a message if it still cannot.  The fence took a
+ * plain atomic add instead (no fence for the other threads) whenever
+ * membarrier failed after working.
+ *
+ * White-box (linked with the runtime's objects): the test interposes
+ * syscall (membarrier goes through it), mmap and mprotect, makes them fail
+ * on demand and counts the fallback's calls.
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "rt/fence.h"
+#include "ltx-test.h"
+
+static int fail_membarrier; /* membarrier's fence fails with ENOMEM */
+static int fail_maps;	    /* page maps to fail; -1: all */
+static int maps_failed;
+static int mprotect_calls;
+
+long syscall(long nr, ...)
+{
+	static long (*real)(long, ...);
+	long a[6];
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (nr == __NR_membarrier && a[0] == MEMBARRIER_CMD_PRIVATE_EXPEDITED &&
+	    fail_membarrier) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (real == NULL)
+		real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* Only the fence's one-page anonymous maps fail (no other caller of
+ * this program maps a single page while a test runs). */
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	static void *(*real)(void *, size_t, int, int, int, off_t);
+
+	if (len == 4096 && (flags & MAP_ANONYMOUS) && fail_maps != 0) {
+		if (fail_maps > 0)
+			fail_maps--;
+		maps_failed++;
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	if (real == NULL)
+		real = (void *(*)(void *, size_t, int, int, int, off_t))dlsym(
+			RTLD_NEXT, "mmap");
+	return real(addr, len, prot, flags, fd, off);
+}
+
+int mprotect(void *addr, size_t len, int prot)
+{
+	static int (*real)(void *, size_t, int);
+
+	mprotect_calls++;
+	if (real == NULL)
+		real = (int (*)(void *, size_t, int))dlsym(RTLD_NEXT,
+							   "mprotect");
+	return real(addr, len, prot);
+}
+
+START_TEST(test_a_failing_membarrier_falls_back_to_mprotect)
+{
+	ltx_fence_heavy(); /* membarrier set up (where the kernel has it) */
+	fail_membarrier = 1;
+	mprotect_calls = 0;
+	ltx_fence_heavy();
+	ck_assert_msg(mprotect_calls == 2,
+		      "the fence made %d mprotect calls after membarrier "
+		      "failed (want 2: the shootdown, not nothing)",
+		      mprotect_calls);
+	fail_membarrier = 0;
+	mprotect_calls = 0;
+	ltx_fence_heavy();
+	ck_assert_msg(mprotect_calls == 0 || mprotect_calls == 2,
+		      "%d mprotect calls", mprotect_calls);
+}
+END_TEST
+
+START_TEST(test_the_fence_is_tried_again_until_it_can_be_made)
+{
+	fail_membarrier = 1;
+	fail_maps = 3;
+	mprotect_calls = 0;
+	ltx_fence_heavy();
+	ck_assert_msg(maps_failed == 3 && mprotect_calls == 2,
+		      "%d failed maps, %d mprotect calls (want 3, then the "
+		      "shootdown: 2)",
+		      maps_failed, mprotect_calls);
+}
+END_TEST
+
+/* Neither can be made: the process stops (SIGABRT, after its message)
+ * rather than go on without the fence. */
+START_TEST(test_no_fence_at_all_stops_the_process)
+{
+	fail_membarrier = 1;
+	fail_maps = -1;
+	ltx_fence_heavy();
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("fence");
+	TCase *tc = tcase_create("fence");
+
+	tcase_add_test(tc, test_a_failing_membarrier_falls_back_to_mprotect);
+	tcase_add_test(tc, test_the_fence_is_tried_again_until_it_can_be_made);
+	tcase_add_test_raise_signal(tc, test_no_fence_at_all_stops_the_process,
+				    SIGABRT);
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+	return ltx_test_run(s);
+}
