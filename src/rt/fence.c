@@ -27,9 +27,21 @@ static long membarrier(int cmd)
 	return syscall(__NR_membarrier, cmd, 0, 0);
 }
 
+/* In the child of a fork, which runs the forking thread alone: the lock
+ * may have been another thread's, in the fallback, and would never be
+ * given back.  (Registered at the first fence: before it, nobody took
+ * the lock.  If it cannot be, a child of a fork made while another
+ * thread was in the fallback waits at its first fallback fence.) */
+static void at_fork_child(void)
+{
+	pthread_mutex_init(&dummy_lock, NULL);
+}
+
 static void init(void)
 {
 	long cmds = membarrier(MEMBARRIER_CMD_QUERY);
+
+	(void)pthread_atfork(NULL, NULL, at_fork_child);
 
 	if (cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
 	    membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)

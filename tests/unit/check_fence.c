@@ -19,15 +19,19 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "rt/fence.h"
 #include "ltx-test.h"
 
+static volatile int hold_in_mprotect, in_mprotect; /* (the fork case) */
 static int fail_membarrier; /* membarrier's fence fails with ENOMEM */
 static int fail_maps;	    /* page maps to fail; -1: all */
 static int maps_failed;
@@ -77,6 +81,11 @@ int mprotect(void *addr, size_t len, int prot)
 	static int (*real)(void *, size_t, int);
 
 	mprotect_calls++;
+	if (hold_in_mprotect) {
+		in_mprotect = 1;
+		while (hold_in_mprotect)
+			usleep(1000);
+	}
 	if (real == NULL)
 		real = (int (*)(void *, size_t, int))dlsym(RTLD_NEXT,
 							   "mprotect");
@@ -124,6 +133,56 @@ START_TEST(test_no_fence_at_all_stops_the_process)
 }
 END_TEST
 
+static void *fence_thread(void *arg)
+{
+	(void)arg;
+	ltx_fence_heavy();
+	return NULL;
+}
+
+/* A fork made while another thread is in the fallback, holding its lock:
+ * the child's own fences must not wait for that thread, which is not in
+ * the child. */
+START_TEST(test_a_fork_child_fences_though_a_thread_held_the_fallback)
+{
+	pthread_t t;
+	pid_t pid;
+	int st, waited = 0;
+
+	ltx_fence_heavy(); /* membarrier set up (where the kernel has it) */
+	fail_membarrier = 1;
+	hold_in_mprotect = 1;
+	ck_assert_int_eq(pthread_create(&t, NULL, fence_thread, NULL), 0);
+	while (!in_mprotect && waited++ < 5000)
+		usleep(1000);
+	if (!in_mprotect) {
+		hold_in_mprotect = 0;
+		pthread_join(t, NULL);
+		ck_abort_msg("the fence never reached its mprotect fallback");
+	}
+	pid = fork();
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0) {
+		hold_in_mprotect = 0;
+		/* A hang kills the child (not Check's handler, inherited,
+		 * which would kill the test). */
+		signal(SIGALRM, SIG_DFL);
+		alarm(10);
+		mprotect_calls = 0;
+		ltx_fence_heavy();
+		_exit(mprotect_calls == 2 ? 0 : 1);
+	}
+	hold_in_mprotect = 0;
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "the child's fence %s",
+		      WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM
+			      ? "waited for ever for the fallback's lock"
+			      : "made no shootdown");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fence");
@@ -131,6 +190,8 @@ int main(void)
 
 	tcase_add_test(tc, test_a_failing_membarrier_falls_back_to_mprotect);
 	tcase_add_test(tc, test_the_fence_is_tried_again_until_it_can_be_made);
+	tcase_add_test(
+		tc, test_a_fork_child_fences_though_a_thread_held_the_fallback);
 	tcase_add_test_raise_signal(tc, test_no_fence_at_all_stops_the_process,
 				    SIGABRT);
 	tcase_set_timeout(tc, 60);
