@@ -75,7 +75,9 @@ extern __thread uint64_t ltx_signal_deferred
  * EINTR: tx/signal.c, on_defer); one that interrupts ltx's own is no such
  * case, and waits as it would anywhere else in ltx.  Thread-local, and a
  * handler that makes such a call itself puts back the value it found
- * (ltx_own_syscall_begin/end), so a depth, not a flag.
+ * (ltx_own_syscall_begin/end), so a depth, not a flag.  A handler starts
+ * at 0 and its end puts back what it interrupted; a jump out of one leaves
+ * 0 (tx/signal.c, on_enter, on_leave, on_jump).
  */
 extern __thread unsigned ltx_own_syscall
 	__attribute__((tls_model("initial-exec")));

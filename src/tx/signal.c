@@ -127,6 +127,7 @@ struct handler_frame {
 	struct ltx_tx *prev; /* ltx_self before the handler */
 	uintptr_t sp;	     /* a stack address inside the handler's frame */
 	uintptr_t alt_lo, alt_hi; /* the alternate stack it runs on, or 0 */
+	unsigned own;		  /* ltx_own_syscall of the interrupted code */
 };
 
 static __thread struct handler_frame frames[MAX_FRAMES]
@@ -177,6 +178,11 @@ static void *on_enter(int sig, bool handler)
 		f->prev = cur;
 		f->sp = (uintptr_t)__builtin_frame_address(0);
 		alt_stack_of(f);
+		/* The handler's code is the program's: none of ltx's system
+		 * calls, whatever it interrupted (rt/signal.h); on_leave puts
+		 * the mark back, a jump out leaves it clear (on_jump). */
+		f->own = ltx_own_syscall;
+		ltx_own_syscall = 0;
 		/* Counted once filled: a handler that interrupts this one
 		 * sees it whole. */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -204,8 +210,10 @@ static void on_leave(void *token)
 {
 	struct ltx_tx *cur = token;
 
-	if (nframes > 0 && frames[nframes - 1].prev == cur)
+	if (nframes > 0 && frames[nframes - 1].prev == cur) {
+		ltx_own_syscall = frames[nframes - 1].own;
 		nframes--;
+	}
 	handler_over(cur);
 }
 
@@ -219,7 +227,8 @@ static bool leaves(const struct handler_frame *f, uintptr_t sp)
 
 /*
  * A longjmp or siglongjmp (rt/jump.h) to stack pointer sp.  First the
- * handlers it leaves are over, as if they had returned.  A transaction
+ * handlers it leaves are over, as if they had returned (but for the mark
+ * of ltx's own system calls: see below).  A transaction
  * they interrupted was doomed by the signal (the article: a jump out of
  * the handler aborts it): it ends now, unless it has a restart point that
  * the jump lands inside of (the block then restarts at its next
@@ -238,6 +247,12 @@ static void on_jump(uintptr_t sp)
 		handler_over(prev);
 		left_handler = true;
 	}
+	/* The jump lands in the program's code (no setjmp is made inside
+	 * a system call that ltx marks as its own), out of whatever marked
+	 * call the left handler interrupted: the mark stays clear, as
+	 * on_enter made it. */
+	if (left_handler)
+		ltx_own_syscall = 0;
 	tx = ltx_self;
 	if (tx == &ltx_boot_tx || tx == &ltx_refuse_tx)
 		return;

@@ -387,4 +387,9 @@ ltx_serial_runs "auto never" token_wait
 # realloc or malloc puts it there every time.
 ltx_serial_runs auto log_wait realloc
 ltx_serial_runs auto log_wait malloc
+# A handler that jumps out of such a call (the thread held no token) must
+# not leave it marked as ltx's: a later signal in the program's own system
+# call, in a serial transaction, must run its handler at once (it waited
+# for the transaction's end).
+ltx_serial_runs "auto never" own_jump
 exit $fail
