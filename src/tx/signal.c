@@ -228,9 +228,9 @@ static bool leaves(const struct handler_frame *f, uintptr_t sp)
 /*
  * A longjmp or siglongjmp (rt/jump.h) to stack pointer sp.  First the
  * handlers it leaves are over, as if they had returned (but for the mark
- * of ltx's own system calls: see below).  A transaction
- * they interrupted was doomed by the signal (the article: a jump out of
- * the handler aborts it): it ends now, unless it has a restart point that
+ * of ltx's own system calls: see below).  A transaction they interrupted
+ * was doomed by the signal (the article: a jump out of the handler
+ * aborts it): it ends now, unless it has a restart point that
  * the jump lands inside of (the block then restarts at its next
  * operation).  Then the restartable block of the current descriptor, if
  * the jump lands in its frame or an outer one: its transaction ends and
