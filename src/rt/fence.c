@@ -110,7 +110,10 @@ static void fence(void)
 			return;
 		if (tries == FENCE_TRIES)
 			no_fence();
-		nanosleep(&wait, NULL);
+		/* The system call, not libc's nanosleep, which is a
+		 * cancellation point: a thread cancelled here, maybe holding
+		 * the serial token, would never give it back. */
+		(void)syscall(SYS_nanosleep, &wait, NULL);
 	}
 }
 

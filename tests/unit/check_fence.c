@@ -140,6 +140,39 @@ static void *fence_thread(void *arg)
 	return NULL;
 }
 
+static volatile int fenced;
+
+static void *fence_then_cancel(void *arg)
+{
+	(void)arg;
+	ltx_fence_heavy();
+	fenced = 1;
+	pthread_testcancel();
+	return NULL;
+}
+
+/* A thread cancelled while the fence waits to try again: the wait is no
+ * cancellation point (the caller may hold the serial token, which a
+ * thread unwound there would never give back). */
+START_TEST(test_the_fence_wait_is_no_cancellation_point)
+{
+	pthread_t t;
+	void *ret;
+	int waited = 0;
+
+	fail_membarrier = 1;
+	fail_maps = 100; /* about 100 ms of waits */
+	ck_assert_int_eq(pthread_create(&t, NULL, fence_then_cancel, NULL), 0);
+	while (maps_failed == 0 && waited++ < 5000)
+		usleep(1000);
+	ck_assert_msg(maps_failed > 0, "the fence never tried its fallback");
+	ck_assert_int_eq(pthread_cancel(t), 0);
+	ck_assert_int_eq(pthread_join(t, &ret), 0);
+	ck_assert_msg(fenced, "the thread was cancelled inside the fence");
+	ck_assert_msg(ret == PTHREAD_CANCELED, "not cancelled at all");
+}
+END_TEST
+
 /* A fork made while another thread is in the fallback, holding its lock:
  * the child's own fences must not wait for that thread, which is not in
  * the child. */
@@ -192,6 +225,7 @@ int main(void)
 	tcase_add_test(tc, test_the_fence_is_tried_again_until_it_can_be_made);
 	tcase_add_test(
 		tc, test_a_fork_child_fences_though_a_thread_held_the_fallback);
+	tcase_add_test(tc, test_the_fence_wait_is_no_cancellation_point);
 	tcase_add_test_raise_signal(tc, test_no_fence_at_all_stops_the_process,
 				    SIGABRT);
 	tcase_set_timeout(tc, 60);
