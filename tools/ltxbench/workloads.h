@@ -545,6 +545,10 @@ static TX_SAFE bool rb_remove_fixup(struct intset_rbtree *t, struct rb_node *x,
 				continue;
 			}
 			if (rb_color(wr) == RB_BLACK) {
+				/* wl is red, unless a doomed transaction's
+				 * loads (0) made the colors disagree. */
+				if (wl == NULL)
+					return false;
 				STORE(wl->color, (long)RB_BLACK);
 				STORE(w->color, (long)RB_RED);
 				if (!rb_rotate_right(t, w))
@@ -583,6 +587,8 @@ static TX_SAFE bool rb_remove_fixup(struct intset_rbtree *t, struct rb_node *x,
 				continue;
 			}
 			if (rb_color(wl) == RB_BLACK) {
+				if (wr == NULL) /* doomed, as above */
+					return false;
 				STORE(wr->color, (long)RB_BLACK);
 				STORE(w->color, (long)RB_RED);
 				if (!rb_rotate_left(t, w))
