@@ -328,6 +328,10 @@ static bool start_locked(bool thread);
 
 static void at_exit(void)
 {
+	int cancel;
+
+	/* Its writes are cancellation points too (ltx_statseg_start). */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_mutex_lock(&seg_lock);
 	if (seg == NULL && forked && !stopped && source != NULL) {
 		/* A child whose transactions never reached the statistics'
@@ -342,6 +346,7 @@ static void at_exit(void)
 	}
 	if (seg == NULL || stopped) {
 		pthread_mutex_unlock(&seg_lock);
+		pthread_setcancelstate(cancel, NULL);
 		return;
 	}
 	stopped = true;
@@ -352,6 +357,7 @@ static void at_exit(void)
 		shm_unlink(seg_name);
 	}
 	pthread_mutex_unlock(&seg_lock);
+	pthread_setcancelstate(cancel, NULL);
 }
 
 /* The child of a fork: the parent's segment and lock are the parent's. */
@@ -551,8 +557,19 @@ static bool start_locked(bool thread)
 	return true;
 }
 
+/*
+ * Any thread may start the export (tm_config_set of LTX_STATS, a fork
+ * child's first use), and the start makes cancellation points (shm_open,
+ * messages, the wait for the refresh thread) holding seg_lock: a thread
+ * cancelled there would never give the lock back, and the next start or
+ * the exit's summary would wait for it for ever.  So no cancellation is
+ * acted on meanwhile; a pending one is at the caller's next point.
+ */
 void ltx_statseg_start(ltx_statseg_source from)
 {
+	int cancel;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_mutex_lock(&seg_lock);
 	/* The first call's collector stays (they are all the same one). */
 	if (source == NULL)
@@ -560,4 +577,5 @@ void ltx_statseg_start(ltx_statseg_source from)
 	if (!started)
 		start_locked(true);
 	pthread_mutex_unlock(&seg_lock);
+	pthread_setcancelstate(cancel, NULL);
 }

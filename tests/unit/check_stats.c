@@ -93,6 +93,41 @@ END_TEST
  * tm_retry are explicit, an overflowing transaction cache is capacity,
  * and the rows add up to the aborts.
  */
+static volatile int stats_started;
+
+/* Starts the export with a cancel pending: the start must be whole, and
+ * the cancel acted on after it. */
+static void *start_with_cancel_pending(void *arg)
+{
+	(void)arg;
+	pthread_cancel(pthread_self()); /* deferred: pending */
+	if (tm_config_set("LTX_STATS", "1") == 0)
+		stats_started = 1;
+	pthread_testcancel();
+	return NULL;
+}
+
+/* The start makes cancellation points holding the segment's lock: a
+ * thread cancelled there left the lock held, and the next start (or the
+ * exit's summary) waited for ever. */
+START_TEST(test_stats_start_is_whole_with_a_cancel_pending)
+{
+	pthread_t t;
+	void *ret;
+
+	ck_assert_int_eq(tm_config_set("LTX_STATS_FILE", "/dev/null"), 0);
+	ck_assert_int_eq(
+		pthread_create(&t, NULL, start_with_cancel_pending, NULL), 0);
+	ck_assert_int_eq(pthread_join(t, &ret), 0);
+	ck_assert_msg(stats_started,
+		      "the thread was cancelled inside the statistics' start");
+	ck_assert_msg(ret == PTHREAD_CANCELED, "the cancel was lost");
+	/* The lock is free: stop and start again. */
+	ck_assert_int_eq(tm_config_set("LTX_STATS", "0"), 0);
+	ck_assert_int_eq(tm_config_set("LTX_STATS", "1"), 0);
+}
+END_TEST
+
 START_TEST(test_stats_each_abort_in_exactly_one_row)
 {
 	static tm_word_t lines[4][8] __attribute__((aligned(64)));
@@ -731,6 +766,7 @@ int main(void)
 	tcase_add_test(tc, test_stats_aliasing_classified_invisible);
 	tcase_add_test(tc, test_stats_aliasing_classified_visible);
 	tcase_add_test(tc, test_stats_each_abort_in_exactly_one_row);
+	tcase_add_test(tc, test_stats_start_is_whole_with_a_cancel_pending);
 	tcase_add_test(tc,
 		       test_stats_threads_count_threads_that_ran_transactions);
 	tcase_add_test(tc, test_statseg_parse_accepts_valid_rejects_bad);
