@@ -212,7 +212,7 @@ static bool grow_writes(struct ltx_cd *cd)
 		}
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	ltx_cd_take_wait();
-	ltx_own_free(old);
+	LTX_OWN_VOID(free(old)); /* the allocator's (rt/signal.h) */
 	ltx_wset_grow_done(cd);
 	return true;
 }

@@ -26,13 +26,10 @@ static __attribute__((noinline)) bool grow(struct ltx_cd *cd)
 	uint32_t n = cd->lines_mask ? 2 * (cd->lines_mask + 1) : LINES_INITIAL;
 	uint32_t old_n = cd->lines_mask ? cd->lines_mask + 1 : 0;
 	struct ltx_line *old = cd->lines, *p;
-	unsigned own;
 
 	if (cd->no_alloc) /* a signal handler's descriptor */
 		return false;
-	own = ltx_own_syscall_begin(); /* the allocator's (rt/signal.h) */
-	p = calloc(n, sizeof(*p));
-	ltx_own_syscall_end(own);
+	p = LTX_OWN(calloc(n, sizeof(*p))); /* the allocator's (rt/signal.h) */
 	if (p == NULL)
 		return false;
 	cd->lines = p;
@@ -42,7 +39,7 @@ static __attribute__((noinline)) bool grow(struct ltx_cd *cd)
 	for (uint32_t i = 0; i < old_n; i++)
 		if (old[i].epoch == cd->lines_epoch)
 			*ltx_lines_probe(cd, old[i].line) = old[i];
-	ltx_own_free(old);
+	LTX_OWN_VOID(free(old));
 	return true;
 }
 

@@ -28,26 +28,13 @@
  * that C programs need no libstdc++; GCC emits them only into C++ code,
  * which has libstdc++ loaded.
  *
- * Every call into the allocator is marked as ltx's own (OWN, rt/signal.h):
+ * Every call into the allocator is marked as ltx's own (LTX_OWN, rt/signal.h):
  * it may wait in the kernel for a lock, in a transaction that holds the
  * serial token, and a signal that lands there must wait for the token to
  * be given back, as in ltx's other waits; the program sees no EINTR from
  * an allocator anyway.  But for the throwing operator new: an exception
  * would leave the mark set (this C code runs no cleanup when unwound).
  */
-#define OWN(call)                                                              \
-	__extension__({                                                        \
-		unsigned own_ = ltx_own_syscall_begin();                       \
-		__typeof__(call) r_ = (call);                                  \
-		ltx_own_syscall_end(own_);                                     \
-		r_;                                                            \
-	})
-#define OWN_VOID(call)                                                         \
-	do {                                                                   \
-		unsigned own_ = ltx_own_syscall_begin();                       \
-		call;                                                          \
-		ltx_own_syscall_end(own_);                                     \
-	} while (0)
 extern void *_Znwm(size_t) __attribute__((weak));
 extern void *_Znam(size_t) __attribute__((weak));
 extern void *_ZnwmRKSt9nothrow_t(size_t, const void *) __attribute__((weak));
@@ -58,35 +45,35 @@ extern void _ZdaPv(void *) __attribute__((weak));
 /* Each allocator's release, as an abort action and for reclamation. */
 static void free_block(void *ptr)
 {
-	OWN_VOID(free(ptr));
+	LTX_OWN_VOID(free(ptr));
 }
 
 static void delete_block(void *ptr)
 {
-	OWN_VOID(_ZdlPv(ptr));
+	LTX_OWN_VOID(_ZdlPv(ptr));
 }
 
 static void delete_array(void *ptr)
 {
-	OWN_VOID(_ZdaPv(ptr));
+	LTX_OWN_VOID(_ZdaPv(ptr));
 }
 
 static void release_free(void *ptr, size_t size)
 {
 	(void)size;
-	OWN_VOID(free(ptr));
+	LTX_OWN_VOID(free(ptr));
 }
 
 static void release_delete(void *ptr, size_t size)
 {
 	(void)size;
-	OWN_VOID(_ZdlPv(ptr));
+	LTX_OWN_VOID(_ZdlPv(ptr));
 }
 
 static void release_delete_array(void *ptr, size_t size)
 {
 	(void)size;
-	OWN_VOID(_ZdaPv(ptr));
+	LTX_OWN_VOID(_ZdaPv(ptr));
 }
 
 /*
@@ -151,12 +138,12 @@ static void need_delete(const void *fn)
 
 void *_ITM_malloc(size_t size)
 {
-	return allocated(OWN(malloc(size)), free_block);
+	return allocated(LTX_OWN(malloc(size)), free_block);
 }
 
 void *_ITM_calloc(size_t nmemb, size_t size)
 {
-	return allocated(OWN(calloc(nmemb, size)), free_block);
+	return allocated(LTX_OWN(calloc(nmemb, size)), free_block);
 }
 
 void _ITM_free(void *ptr)
@@ -178,14 +165,14 @@ void *_ZGTtnwmRKSt9nothrow_t(size_t size, const void *nt)
 {
 	if (_ZnwmRKSt9nothrow_t == NULL)
 		ltx_itm_fatal("C++ allocation without libstdc++");
-	return allocated(OWN(_ZnwmRKSt9nothrow_t(size, nt)), delete_block);
+	return allocated(LTX_OWN(_ZnwmRKSt9nothrow_t(size, nt)), delete_block);
 }
 
 void *_ZGTtnamRKSt9nothrow_t(size_t size, const void *nt)
 {
 	if (_ZnamRKSt9nothrow_t == NULL)
 		ltx_itm_fatal("C++ allocation without libstdc++");
-	return allocated(OWN(_ZnamRKSt9nothrow_t(size, nt)), delete_array);
+	return allocated(LTX_OWN(_ZnamRKSt9nothrow_t(size, nt)), delete_array);
 }
 
 void _ZGTtdlPv(void *ptr)

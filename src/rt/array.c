@@ -49,13 +49,7 @@ static bool grow(void **base, size_t *cap, size_t used, size_t need,
 bool ltx_array_reserve(void **base, size_t *cap, size_t used, size_t need,
 		       size_t elem, size_t min, size_t align, void **keep_old)
 {
-	unsigned own;
-	bool ok;
-
 	if (need <= *cap)
 		return true;
-	own = ltx_own_syscall_begin();
-	ok = grow(base, cap, used, need, elem, min, align, keep_old);
-	ltx_own_syscall_end(own);
-	return ok;
+	return LTX_OWN(grow(base, cap, used, need, elem, min, align, keep_old));
 }

@@ -5,7 +5,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 /*
  * ltx interposes sigaction(2), signal(3), bsd_signal and sysv_signal
@@ -66,7 +65,7 @@ extern __thread uint64_t ltx_signal_deferred
  * Nonzero while the thread is in a system call that ltx makes for itself:
  * a wait's yield (rt/wait.h), a backoff's, the heavy fence (rt/fence.c),
  * and the allocator's, which may wait in the kernel for a lock, where ltx
- * allocates or frees: its logs (rt/array.c, ltx_own_free), the blocks of
+ * allocates or frees: its logs (rt/array.c, LTX_OWN), the blocks of
  * GCC transactions (itm/alloc.c).  Not tm_malloc's and tm_free's fast
  * paths, whose instructions are counted (a signal there, with the token
  * held, runs its handler at once, as for the program's own calls).
@@ -99,14 +98,22 @@ static inline void ltx_own_syscall_end(unsigned old)
 	ltx_own_syscall = old;
 }
 
-/* free(p), marked as ltx's own (for its logs). */
-static inline void ltx_own_free(void *p)
-{
-	unsigned own = ltx_own_syscall_begin();
-
-	free(p);
-	ltx_own_syscall_end(own);
-}
+/* The call's value, the call made as ltx's own (LTX_OWN_VOID: a call with
+ * none).  Not around a call that may throw or jump out: the mark would
+ * stay set (this C code runs no cleanup when unwound). */
+#define LTX_OWN(call)                                                          \
+	__extension__({                                                        \
+		unsigned ltx_own_ = ltx_own_syscall_begin();                   \
+		__typeof__(call) ltx_r_ = (call);                              \
+		ltx_own_syscall_end(ltx_own_);                                 \
+		ltx_r_;                                                        \
+	})
+#define LTX_OWN_VOID(call)                                                     \
+	do {                                                                   \
+		unsigned ltx_own_ = ltx_own_syscall_begin();                   \
+		call;                                                          \
+		ltx_own_syscall_end(ltx_own_);                                 \
+	} while (0)
 
 /* ltx_signal_deliver_deferred: unblock the thread's deferred signals (the
  * kernel delivers them now) and clear ltx_signal_deferred.  In a fork
