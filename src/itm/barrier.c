@@ -238,9 +238,11 @@ static __attribute__((noinline)) void write_slow(void *dst, const void *src,
 static inline __attribute__((always_inline)) bool
 serial_mode(const struct ltx_tx *tx)
 {
-	const struct ltx_itm_thread *t = tx->frontend;
-
-	return ltx_likely(t != NULL) && t->mode > ITM_INSTR;
+	/* The mode's copy in the descriptor (itm.h, ltx_itm_set_mode):
+	 * one test of a line the transaction's begin wrote, not a chain
+	 * of two loads through the frontend pointer (a compare with
+	 * memory, arch/arch.h). */
+	return ltx_int_differs(&tx->itm_direct, 0);
 }
 
 /*

@@ -89,9 +89,10 @@ static struct ltx_itm_thread *fresh_state(struct ltx_tx *tx)
 		t = calloc(1, sizeof(*t));
 		if (t == NULL)
 			ltx_itm_fatal("no memory for the thread state");
+		t->tx = tx;
 		tx->frontend = t;
 	}
-	t->mode = ITM_NONE;
+	ltx_itm_set_mode(t, ITM_NONE);
 	t->depth = 0;
 	t->undo_len = 0;
 	t->nests_len = 0;
@@ -190,7 +191,7 @@ static void checkpoint_restart(struct ltx_checkpoint *cp, unsigned cause)
 
 	(void)cause;
 	/* commit_outermost had already marked the transaction over. */
-	t->mode = ITM_INSTR;
+	ltx_itm_set_mode(t, ITM_INSTR);
 	ltx_itm_restart(t);
 }
 
@@ -204,7 +205,7 @@ static void checkpoint_left(struct ltx_checkpoint *cp)
 	t->undo_len = 0;
 	t->nests_len = 0;
 	t->depth = 0;
-	t->mode = ITM_NONE;
+	ltx_itm_set_mode(t, ITM_NONE);
 	t->id = 0;
 }
 
@@ -227,7 +228,7 @@ static void arm(struct ltx_itm_thread *t, struct ltx_tx *tx)
  * if a transaction runs alone), else by ltx_tx_begin, which waits. */
 static inline uint32_t enter_instr(struct ltx_itm_thread *t, struct ltx_tx *tx)
 {
-	t->mode = ITM_INSTR;
+	ltx_itm_set_mode(t, ITM_INSTR);
 	t->log_writes = false;
 	t->stats.begins[ITM_INSTR]++;
 	if (!ltx_tx_fast_begin(tx))
@@ -244,7 +245,7 @@ static uint32_t enter(struct ltx_itm_thread *t, int mode)
 
 	if (mode == ITM_INSTR)
 		return enter_instr(t, tx);
-	t->mode = mode;
+	ltx_itm_set_mode(t, mode);
 	t->log_writes = mode == ITM_SERIAL;
 	t->stats.begins[mode]++;
 	if (!ltx_status_idle(__atomic_load_n(&tx->status, __ATOMIC_RELAXED))) {
@@ -328,7 +329,7 @@ static void finish(struct ltx_itm_thread *t)
 	t->undo_len = 0;
 	t->nests_len = 0;
 	t->depth = 0;
-	t->mode = ITM_NONE;
+	ltx_itm_set_mode(t, ITM_NONE);
 	t->id = 0;
 }
 
@@ -427,7 +428,7 @@ static inline bool begin_alone(struct ltx_itm_thread *t, struct ltx_tx *tx,
 	 * returns to jb; the barriers and arm() read cfa.
 	 */
 	t->jb.cfa = jb->cfa;
-	t->mode = ITM_SERIAL_IRR;
+	ltx_itm_set_mode(t, ITM_SERIAL_IRR);
 	t->log_writes = false;
 	t->stats.begins[ITM_SERIAL_IRR]++;
 	t->stats.uninstrumented++;
@@ -598,7 +599,7 @@ void ltx_itm_go_irrevocable(struct ltx_itm_thread *t)
 	case ITM_SERIAL_IRR:
 		return;
 	case ITM_SERIAL:
-		t->mode = ITM_SERIAL_IRR;
+		ltx_itm_set_mode(t, ITM_SERIAL_IRR);
 		t->log_writes = t->nests_len != 0;
 		return;
 	case ITM_INSTR:
@@ -614,7 +615,7 @@ void ltx_itm_go_irrevocable(struct ltx_itm_thread *t)
 	 * irrevocably from the begin.
 	 */
 	if (ltx_tx_become_exclusive(ltx_self)) {
-		t->mode = ITM_SERIAL_IRR;
+		ltx_itm_set_mode(t, ITM_SERIAL_IRR);
 		t->log_writes = false;
 		t->stats.upgrades++;
 		return;

@@ -110,7 +110,8 @@ struct ltx_itm_clones {
  * transaction layer's (src/tx).  Private to the thread.
  */
 struct ltx_itm_thread {
-	int mode;		  /* enum ltx_itm_mode */
+	int mode;		  /* enum ltx_itm_mode: ltx_itm_set_mode */
+	struct ltx_tx *tx;	  /* the descriptor this state hangs off */
 	unsigned depth;		  /* nesting depth, 0 outside */
 	uint32_t prop;		  /* properties of the outermost begin */
 	uint32_t takes;		  /* the descriptor's takes this state is for */
@@ -142,6 +143,20 @@ struct ltx_itm_thread {
 	struct ltx_itm_stats stats;
 	struct ltx_itm_clones clones; /* clone.c */
 };
+
+/*
+ * ltx_itm_set_mode: the state's mode, and the descriptor's copy of
+ * whether it accesses memory directly, which the barriers test in the
+ * descriptor they have at hand (barrier.c, serial_mode) instead of
+ * following its frontend pointer to the mode: both change together,
+ * only here, on the owning thread (or its handler, on its own
+ * descriptor's state).
+ */
+static inline void ltx_itm_set_mode(struct ltx_itm_thread *t, int mode)
+{
+	t->mode = mode;
+	t->tx->itm_direct = mode > ITM_INSTR;
+}
 
 /*
  * ltx_itm_thread_get: the calling thread's state (on its current

@@ -142,6 +142,10 @@ struct ltx_tx {
 	int signal_wait; /* a signal landed past the commit point and waits
 			  * for the commit's end (tx/signal.c, on_defer;
 			  * ltx_tx_committed) */
+	int itm_direct;	 /* the libitm layer's transaction accesses memory
+			  * directly (GCC's serial modes): its barriers'
+			  * one test, a copy of its mode kept by it
+			  * (itm/itm.h, ltx_itm_set_mode) */
 	union {
 		struct {
 			uint32_t last_status;	/* tm_status() of the last */
