@@ -230,6 +230,19 @@ static __attribute__((noinline)) void write_slow(void *dst, const void *src,
 	store_bytes(t, dst, src, size);
 }
 
+/* Debug builds: the descriptor's copy agrees with the state it copies
+ * (itm.h, ltx_itm_set_path). */
+static inline bool path_agrees(const struct ltx_tx *tx)
+{
+	const struct ltx_itm_thread *t = tx->frontend;
+
+	if (t == NULL)
+		return tx->itm_path == 0;
+	return tx->itm_path ==
+	       ((t->mode > ITM_INSTR ? LTX_ITM_PATH_DIRECT : 0) |
+		(t->eh_objs_len != 0 ? LTX_ITM_PATH_EH : 0));
+}
+
 /*
  * Whether the thread's GCC transaction runs in a serial mode, where it
  * accesses memory directly.  Within a barrier the state is the current
@@ -238,11 +251,11 @@ static __attribute__((noinline)) void write_slow(void *dst, const void *src,
 static inline __attribute__((always_inline)) bool
 serial_mode(const struct ltx_tx *tx)
 {
-	/* The mode's copy in the descriptor (itm.h, ltx_itm_set_mode):
+	assert(path_agrees(tx));
+	/* The mode's copy in the descriptor (itm.h, ltx_itm_set_path):
 	 * one test of a line the transaction's begin wrote, not a chain
-	 * of two loads through the frontend pointer (a compare with
-	 * memory, arch/arch.h). */
-	return ltx_int_differs(&tx->itm_direct, 0);
+	 * of two loads through the frontend pointer. */
+	return (tx->itm_path & LTX_ITM_PATH_DIRECT) != 0;
 }
 
 /*
@@ -290,9 +303,10 @@ serial_store_word(struct ltx_tx *tx, void *dst, const void *src, size_t size)
 static inline __attribute__((always_inline)) bool
 eh_objects(const struct ltx_tx *tx)
 {
-	const struct ltx_itm_thread *t = tx->frontend;
-
-	return ltx_unlikely(t != NULL && t->eh_objs_len != 0);
+	/* The state's eh_objs_len != 0, as its copy in the descriptor
+	 * (itm.h, ltx_itm_set_path). */
+	assert(path_agrees(tx));
+	return ltx_unlikely(tx->itm_path & LTX_ITM_PATH_EH);
 }
 
 /*

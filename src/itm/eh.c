@@ -75,6 +75,7 @@ static void eh_sync(struct ltx_itm_thread *t)
 		t->eh_objs_len = 0;
 		t->eh_catches_len = 0;
 		t->eh_tx_id = id;
+		ltx_itm_set_path(t);
 	}
 }
 
@@ -147,6 +148,7 @@ void ltx_itm_eh_rollback(struct ltx_itm_thread *t)
 	t->cxa_catch_count = 0;
 	t->eh_objs_len = 0;
 	t->eh_catches_len = 0;
+	ltx_itm_set_path(t);
 }
 
 #pragma GCC visibility push(default)
@@ -168,6 +170,7 @@ void *_ITM_cxa_allocate_exception(size_t size)
 		.size = size ? size : 1,
 		.actions = ltx_tx_actions_mark(ltx_self),
 	};
+	ltx_itm_set_path(t);
 	if (t->mode == ITM_INSTR)
 		eh_take_lines(t, (uintptr_t)e, size ? size : 1);
 	return e;

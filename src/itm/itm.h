@@ -145,17 +145,29 @@ struct ltx_itm_thread {
 };
 
 /*
- * ltx_itm_set_mode: the state's mode, and the descriptor's copy of
- * whether it accesses memory directly, which the barriers test in the
- * descriptor they have at hand (barrier.c, serial_mode) instead of
- * following its frontend pointer to the mode: both change together,
- * only here, on the owning thread (or its handler, on its own
- * descriptor's state).
+ * The descriptor's copy of what the barriers ask of the state first
+ * (struct ltx_tx.itm_path), tested in the descriptor they have at hand
+ * instead of through its frontend pointer (two dependent loads):
+ * LTX_ITM_PATH_DIRECT while the transaction accesses memory directly (a
+ * serial mode: barrier.c, serial_mode), LTX_ITM_PATH_EH while exception
+ * objects are recorded (eh_objs_len != 0: barrier.c, eh_objects).
+ * ltx_itm_set_path makes it again from the state; it is called wherever
+ * either changes (ltx_itm_set_mode, and eh.c), on the owning thread (or
+ * its handler, on its own descriptor's state).
  */
+#define LTX_ITM_PATH_DIRECT 1
+#define LTX_ITM_PATH_EH	    2
+
+static inline void ltx_itm_set_path(struct ltx_itm_thread *t)
+{
+	t->tx->itm_path = (t->mode > ITM_INSTR ? LTX_ITM_PATH_DIRECT : 0) |
+			  (t->eh_objs_len != 0 ? LTX_ITM_PATH_EH : 0);
+}
+
 static inline void ltx_itm_set_mode(struct ltx_itm_thread *t, int mode)
 {
 	t->mode = mode;
-	t->tx->itm_direct = mode > ITM_INSTR;
+	ltx_itm_set_path(t);
 }
 
 /*

@@ -142,10 +142,9 @@ struct ltx_tx {
 	int signal_wait; /* a signal landed past the commit point and waits
 			  * for the commit's end (tx/signal.c, on_defer;
 			  * ltx_tx_committed) */
-	int itm_direct;	 /* the libitm layer's transaction accesses memory
-			  * directly (GCC's serial modes): its barriers'
-			  * one test, a copy of its mode kept by it
-			  * (itm/itm.h, ltx_itm_set_mode) */
+	int itm_path;	 /* the libitm layer's barriers' one test of its
+			  * per-thread state: LTX_ITM_PATH_* bits it keeps
+			  * (itm/itm.h, ltx_itm_set_path) */
 	union {
 		struct {
 			uint32_t last_status;	/* tm_status() of the last */
