@@ -230,9 +230,10 @@ static __attribute__((noinline)) void write_slow(void *dst, const void *src,
 	store_bytes(t, dst, src, size);
 }
 
+#ifndef NDEBUG
 /* Debug builds: the descriptor's copy agrees with the state it copies
  * (itm.h, ltx_itm_set_path). */
-static inline bool path_agrees(const struct ltx_tx *tx)
+static bool path_agrees(const struct ltx_tx *tx)
 {
 	const struct ltx_itm_thread *t = tx->frontend;
 
@@ -242,6 +243,7 @@ static inline bool path_agrees(const struct ltx_tx *tx)
 	       ((t->mode > ITM_INSTR ? LTX_ITM_PATH_DIRECT : 0) |
 		(t->eh_objs_len != 0 ? LTX_ITM_PATH_EH : 0));
 }
+#endif
 
 /*
  * Whether the thread's GCC transaction runs in a serial mode, where it
