@@ -58,4 +58,20 @@ echo "ok: miscounts are reported"
 head -1 "$tmp.err" | grep -q "^ltxbench: bad thread count" ||
 	fail "no one-line error for a bad thread count"
 grep -q "^usage: ltxbench" "$tmp.err" || fail "no usage after the error"
+
+# The machine is named by its CPU's family and model where /proc/cpuinfo
+# gives them (x86), in the table and in the JSON.
+fam=$(sed -n 's/^cpu family[[:space:]]*: *//p' /proc/cpuinfo 2>/dev/null | head -1)
+mod=$(sed -n 's/^model[[:space:]]*: *//p' /proc/cpuinfo 2>/dev/null | head -1)
+if [ -n "$fam" ] && [ -n "$mod" ]; then
+	"$bench" -w counter -i seq -t 1 -d 0.01 -r 1 --no-progress \
+		>"$tmp.txt" 2>/dev/null || fail "the table run failed"
+	grep -q "^# [0-9]* CPUs (.*, family $fam model $mod, [no ]*RTM)" \
+		"$tmp.txt" || fail "the table does not name the CPU: $(cat "$tmp.txt")"
+	"$bench" -w counter -i seq -t 1 -d 0.01 -r 1 --no-progress --json \
+		>"$tmp.json" 2>/dev/null || fail "the JSON run failed"
+	grep -q "\"family\": $fam, \"model_number\": $mod, \"rtm\": [a-z]*," \
+		"$tmp.json" || fail "the JSON does not name the CPU: $(cat "$tmp.json")"
+	echo "ok: the CPU is named (family $fam model $mod)"
+fi
 exit 0

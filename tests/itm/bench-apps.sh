@@ -63,6 +63,15 @@ if grep -qw rtm /proc/cpuinfo 2>/dev/null; then
 else
 	echo "note: no RTM: libitm's multi-thread default is ml_wt"
 fi
+# Name the CPU: a virtual machine's model name may be only a brand.
+cpu=$(awk -F': *' '
+	/^model name/ && !n { n = $2 }
+	/^cpu family/ && f == "" { f = $2 }
+	/^model\t/ && m == "" { m = $2 }
+	END { s = n != "" ? n : "unknown CPU"
+	      if (f != "" && m != "") s = s ", family " f " model " m
+	      print s }' /proc/cpuinfo 2>/dev/null)
+echo "CPU: $(getconf _NPROCESSORS_ONLN) x ${cpu:-unknown CPU}"
 echo "size $size, median of $runs rounds; load before: $(uptime)"
 printf '%-9s %3s %10s %10s %10s %9s %9s\n' app thr libitm ml_wt ltx \
 	libitm/ltx ml_wt/ltx

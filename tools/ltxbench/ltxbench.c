@@ -516,24 +516,68 @@ static void read_loadavg(char *buf, size_t len)
 	}
 }
 
-static void cpu_model(char *buf, size_t len)
+/*
+ * What /proc/cpuinfo says of the first CPU: its model name, and on x86 its
+ * family and model numbers and whether it has RTM.  A virtual machine's
+ * model name is often only the vendor's brand ("AMD EPYC"), and the same
+ * name then covers CPUs whose caches and coherence differ a lot; libitm's
+ * default method is hardware TM where RTM is present.
+ */
+struct cpu_info {
+	char name[96];
+	int family, model; /* -1: not said */
+	int rtm;	   /* 1 or 0; -1: no flags line */
+};
+
+static void cpu_info(struct cpu_info *c)
 {
 	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[256];
+	char line[4096];
 
-	snprintf(buf, len, "unknown CPU");
+	snprintf(c->name, sizeof(c->name), "unknown CPU");
+	c->family = c->model = c->rtm = -1;
 	if (f == NULL)
 		return;
-	while (fgets(line, sizeof(line), f) != NULL) {
+	/* The first processor's lines: up to its blank line. */
+	while (fgets(line, sizeof(line), f) != NULL && line[0] != '\n') {
 		char *colon = strchr(line, ':');
+		const char *v;
 
-		if (strncmp(line, "model name", 10) == 0 && colon != NULL) {
-			snprintf(buf, len, "%s", colon + 2);
-			buf[strcspn(buf, "\n")] = '\0';
-			break;
+		if (colon == NULL)
+			continue;
+		v = colon[1] == ' ' ? colon + 2 : colon + 1;
+		if (strncmp(line, "model name", 10) == 0) {
+			snprintf(c->name, sizeof(c->name), "%s", v);
+			c->name[strcspn(c->name, "\n")] = '\0';
+		} else if (strncmp(line, "cpu family", 10) == 0) {
+			c->family = atoi(v);
+		} else if (strncmp(line, "model\t", 6) == 0) {
+			c->model = atoi(v);
+		} else if (strncmp(line, "flags", 5) == 0) {
+			/* The flags line fits the buffer (about 1,500
+			 * characters on today's CPUs). */
+			c->rtm = strstr(v, " rtm ") != NULL ||
+				 strstr(v, " rtm\n") != NULL ||
+				 strncmp(v, "rtm ", 4) == 0;
 		}
 	}
 	fclose(f);
+}
+
+/* "AMD EPYC, family 25 model 1, no RTM": what the tables print. */
+static void cpu_model(char *buf, size_t len)
+{
+	struct cpu_info c;
+	int n;
+
+	cpu_info(&c);
+	n = snprintf(buf, len, "%s", c.name);
+	if (c.family >= 0 && c.model >= 0 && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, ", family %d model %d",
+			      c.family, c.model);
+	if (c.rtm >= 0 && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n,
+			 c.rtm ? ", RTM" : ", no RTM");
 }
 
 /*
@@ -791,7 +835,7 @@ static bool get_row(int w, int i, long t, struct row *r)
 
 static void machine_line(FILE *f, const char *prefix)
 {
-	char model[128];
+	char model[192];
 
 	cpu_model(model, sizeof(model));
 	fprintf(f, "%s%ld CPUs (%s), load average %s before, %s after\n",
@@ -949,17 +993,22 @@ static void json_string(const char *s)
 
 static void print_json(void)
 {
-	char model[128];
+	struct cpu_info cpu;
 	bool first = true;
 
-	cpu_model(model, sizeof(model));
+	cpu_info(&cpu);
 	printf("{\n  \"version\": ");
 	json_string(LTXBENCH_VERSION);
 	printf(",\n  \"command\": ");
 	json_string(opt.cmdline);
 	printf(",\n  \"machine\": {\"cpus\": %ld, \"model\": ",
 	       sysconf(_SC_NPROCESSORS_ONLN));
-	json_string(model);
+	json_string(cpu.name);
+	if (cpu.family >= 0 && cpu.model >= 0)
+		printf(", \"family\": %d, \"model_number\": %d", cpu.family,
+		       cpu.model);
+	if (cpu.rtm >= 0)
+		printf(", \"rtm\": %s", cpu.rtm ? "true" : "false");
 	printf(", \"loadavg_before\": ");
 	json_string(opt.load_start);
 	printf(", \"loadavg_after\": ");
