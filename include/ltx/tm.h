@@ -331,6 +331,24 @@ void tm_retry(void);
 bool tm_irrevocable(void);
 
 /*
+ * tm_on_commit, tm_on_abort: run fn(arg) once the current transaction has
+ * committed, or once it has aborted (beginning a transaction if none is
+ * open, as tm_lt would).  Commit handlers run in the order registered,
+ * abort handlers in the reverse order, after the transaction is over:
+ * outside it, with its lines released (a handler may run transactions of
+ * its own).  Inside TM_ATOMIC, a restart runs the failed attempt's abort
+ * handlers and forgets its commit handlers, and a nested block's handlers
+ * belong to the outermost one's transaction.  Returns 0, or -1 with errno
+ * EINVAL (fn is NULL) or ENOMEM (no memory to record it, or more than 8
+ * in a signal handler's transaction, which never allocates); the
+ * transaction goes on as before.  In a doomed transaction an abort
+ * handler is still recorded; a commit handler is not, and 0 is returned:
+ * it could never run.
+ */
+int tm_on_commit(void (*fn)(void *arg), void *arg);
+int tm_on_abort(void (*fn)(void *arg), void *arg);
+
+/*
  * Transactional allocation.  Usable inside and outside transactions.
  * A block from tm_malloc, tm_calloc or tm_aligned_alloc is freed with
  * tm_free only (never free()), and a free() block never with tm_free.

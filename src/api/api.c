@@ -277,6 +277,27 @@ void tm_abort(void)
 	ltx_tx_abort(ltx_self);
 }
 
+/* Both as errno-style functions: -1 with errno set, as tm_config_set. */
+static int on_end(void (*fn)(void *), void *arg, bool on_commit)
+{
+	int err = ltx_tx_on_end(ltx_self, fn, arg, on_commit);
+
+	if (err == 0)
+		return 0;
+	errno = err;
+	return -1;
+}
+
+int tm_on_commit(void (*fn)(void *arg), void *arg)
+{
+	return on_end(fn, arg, true);
+}
+
+int tm_on_abort(void (*fn)(void *arg), void *arg)
+{
+	return on_end(fn, arg, false);
+}
+
 unsigned tm_status(void)
 {
 	return ltx_tx_status(ltx_self);

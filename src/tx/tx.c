@@ -28,6 +28,10 @@
 #include "tx/mem.h"
 #include "tx/tx.h"
 
+/* tm_on_commit/tm_on_abort handlers a signal handler's descriptor has
+ * room for: it never allocates (cd.no_alloc), so room is made with it. */
+#define HANDLER_ACTIONS 8
+
 __thread struct ltx_tx *ltx_self
 	__attribute__((tls_model("initial-exec"), visibility("default"))) =
 		&ltx_boot_tx;
@@ -537,6 +541,11 @@ static struct ltx_tx *take_descriptor(void)
 			h->in_use = 1; /* for good: never a thread's own */
 			h->parent = tx;
 			h->cd.no_alloc = 1;
+			/* Room for a few tm_on_commit/tm_on_abort handlers
+			 * of its transactions, which cannot allocate. */
+			(void)LTX_ARRAY_RESERVE(&h->actions, &h->actions_cap, 0,
+						HANDLER_ACTIONS,
+						HANDLER_ACTIONS);
 			ltx_cd_attach(&h->cd);
 			rearm(h);
 			h->rng = ((uint64_t)(uintptr_t)h * LTX_HASH_MUL) | 1;
@@ -794,6 +803,39 @@ bool ltx_tx_add_action(struct ltx_tx *tx, void (*fn)(void *), void *arg,
 		(struct ltx_action){ fn, arg, on_commit ? 1 : 0 };
 	tx->slow |= LTX_SLOW_ACTIONS;
 	return true;
+}
+
+static struct ltx_tx *live(struct ltx_tx *tx);
+
+int ltx_tx_on_end(struct ltx_tx *tx, void (*fn)(void *), void *arg,
+		  bool on_commit)
+{
+	if (fn == NULL)
+		return EINVAL;
+	if (tx == &ltx_boot_tx)
+		tx = ltx_tx_self();
+	if (tx == NULL || tx == &ltx_refuse_tx)
+		return ENOMEM; /* no descriptor */
+	/* A registration is an operation of the transaction: on an idle
+	 * descriptor it begins one (live).  In a doomed one it restarts
+	 * nothing, so that no handler is lost for a side effect the caller
+	 * made before registering it: the abort handler is recorded (the
+	 * transaction can only abort), the commit handler is not (it could
+	 * never run). */
+	if (ltx_status_idle(load_status(tx)) && live(tx) == NULL &&
+	    load_status(tx) != LTX_DOOMED)
+		return ENOMEM;
+	if (load_status(tx) == LTX_DOOMED && on_commit)
+		return 0;
+	/* Room first, so that no memory leaves the transaction as it was:
+	 * the caller decides (a TM_ATOMIC block doomed for it would only
+	 * fail again; a handler's descriptor never allocates). */
+	if (tx->nactions == tx->actions_cap &&
+	    (tx->cd.no_alloc ||
+	     !LTX_ARRAY_RESERVE(&tx->actions, &tx->actions_cap, tx->nactions,
+				tx->nactions + 1, 16)))
+		return ENOMEM;
+	return ltx_tx_add_action(tx, fn, arg, on_commit) ? 0 : ENOMEM;
 }
 
 /*

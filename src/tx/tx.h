@@ -56,6 +56,18 @@ bool ltx_tx_commit_exclusive(struct ltx_tx *tx);
 bool ltx_tx_add_action(struct ltx_tx *tx, void (*fn)(void *), void *arg,
 		       bool on_commit);
 
+/*
+ * ltx_tx_on_end: tm_on_commit (on_commit true) and tm_on_abort for the
+ * calling thread's descriptor tx: begin a transaction if none is open,
+ * then ltx_tx_add_action.  Returns 0, EINVAL (fn is NULL) or ENOMEM (no
+ * descriptor, or no room to record it: the transaction is left as it
+ * was).
+ * In a doomed transaction an abort handler is recorded and a commit
+ * handler is not (returns 0: it would never run).
+ */
+int ltx_tx_on_end(struct ltx_tx *tx, void (*fn)(void *), void *arg,
+		  bool on_commit);
+
 /* tm_line_state() of addr for the calling thread's descriptor tx. */
 unsigned ltx_tx_line_state(struct ltx_tx *tx, const void *addr);
 

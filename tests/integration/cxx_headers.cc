@@ -14,6 +14,13 @@ static int *ptr;
 static unsigned short half;
 static char bytes[24];
 
+static int handled;
+
+static void handler(void *arg)
+{
+	handled += *static_cast<int *>(arg);
+}
+
 static int fail(const char *what)
 {
 	std::fprintf(stderr, "cxx_headers: %s\n", what);
@@ -61,6 +68,10 @@ int main()
 	if (!tm_irrevocable() || !tm_commit() || *p != 7)
 		return fail("irrevocable commit");
 	tm_free(p);
+	static int one = 1, ten = 10;
+	if (tm_on_commit(handler, &one) != 0 ||
+	    tm_on_abort(handler, &ten) != 0 || !tm_commit() || handled != 1)
+		return fail("tm_on_commit or tm_on_abort");
 	if (tm_mem_stats(&ms) != 0 || tm_mem_flush() != 0 ||
 	    tm_bus_stats(&bs) != 0)
 		return fail("tm_mem_stats, tm_mem_flush or tm_bus_stats");

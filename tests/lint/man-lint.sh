@@ -56,4 +56,14 @@ for page in "$mandir"/*.[1-9]; do
 	done
 done
 [ -s "$tmpfail" ] && fail=1
+# Every public function of the headers has a page (the tm__ ones are the
+# headers' own plumbing).
+for f in $(grep -ohE '\<tm_[a-z0-9][a-z0-9_]*[[:space:]]*\(' \
+	"${srcdir:-.}"/../include/ltx/*.h | sed 's/[[:space:]]*($//' |
+	sort -u); do
+	if [ ! -f "$mandir/$f.3" ]; then
+		echo "man-lint: $f (include/ltx) has no page man/$f.3"
+		fail=1
+	fi
+done
 exit $fail

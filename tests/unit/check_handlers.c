@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tm_on_commit and tm_on_abort: a commit handler runs once, after its
+ * transaction has committed, in the order registered; an abort handler
+ * runs once per aborted attempt, in reverse order; neither runs for the
+ * other outcome.  Registration begins a transaction, a handler runs
+ * outside it, a TM_ATOMIC restart runs the failed attempt's abort
+ * handlers and drops its commit handlers, a doomed transaction keeps its
+ * abort handlers only, and a signal handler's transaction has room for
+ * eight.  The last test checks the counts under contention, with more
+ * threads than cores, in both modes.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <ltx/tm.h>
+
+#include "ltx-test.h"
+
+static tm_word_t cell[8] __attribute__((aligned(64)));
+
+/* What the handlers did, in order: each appends its tag. */
+static char trace[64];
+static size_t ntrace;
+
+static void note(void *arg)
+{
+	ck_assert_uint_lt(ntrace, sizeof(trace) - 1);
+	trace[ntrace++] = (char)(uintptr_t)arg;
+	trace[ntrace] = '\0';
+}
+
+static void reset(void)
+{
+	ntrace = 0;
+	trace[0] = '\0';
+	cell[0] = 0;
+}
+
+#define TAG(c) ((void *)(uintptr_t)(c))
+
+START_TEST(test_commit_runs_commit_handlers_in_order)
+{
+	reset();
+	ck_assert_int_eq(tm_on_commit(note, TAG('a')), 0);
+	ck_assert(tm_in_transaction()); /* registration began it */
+	ck_assert_int_eq(tm_on_abort(note, TAG('x')), 0);
+	tm_st(&cell[0], 7);
+	ck_assert_int_eq(tm_on_commit(note, TAG('b')), 0);
+	ck_assert_str_eq(trace, ""); /* nothing before the commit */
+	ck_assert(tm_commit());
+	ck_assert_str_eq(trace, "ab");
+	ck_assert(!tm_in_transaction());
+	/* Run once: the next transaction has none. */
+	(void)tm_lt(&cell[0]);
+	ck_assert(tm_commit());
+	ck_assert_str_eq(trace, "ab");
+}
+END_TEST
+
+START_TEST(test_abort_runs_abort_handlers_in_reverse)
+{
+	reset();
+	(void)tm_lt(&cell[0]);
+	ck_assert_int_eq(tm_on_abort(note, TAG('a')), 0);
+	ck_assert_int_eq(tm_on_commit(note, TAG('x')), 0);
+	ck_assert_int_eq(tm_on_abort(note, TAG('b')), 0);
+	tm_st(&cell[0], 7);
+	tm_abort();
+	ck_assert_str_eq(trace, "ba");
+	ck_assert(!tm_in_transaction());
+	ck_assert_uint_eq(cell[0], 0);
+	(void)tm_lt(&cell[0]);
+	ck_assert(tm_commit());
+	ck_assert_str_eq(trace, "ba");
+}
+END_TEST
+
+/* A commit handler runs outside the transaction, after its stores are
+ * published: its own transaction reads them. */
+static tm_word_t seen;
+static int seen_inside;
+
+static void read_cell(void *arg)
+{
+	(void)arg;
+	seen_inside = tm_in_transaction();
+	TM_ATOMIC {
+		seen = tm_lt(&cell[0]);
+	}
+}
+
+START_TEST(test_handler_runs_after_the_commit_outside_it)
+{
+	reset();
+	seen = 0;
+	seen_inside = -1;
+	TM_ATOMIC {
+		tm_st(&cell[0], 42);
+		ck_assert_int_eq(tm_on_commit(read_cell, NULL), 0);
+	}
+	ck_assert_int_eq(seen_inside, 0);
+	ck_assert_uint_eq(seen, 42);
+}
+END_TEST
+
+START_TEST(test_restart_runs_abort_drops_commit)
+{
+	volatile int attempts = 0;
+
+	reset();
+	TM_ATOMIC {
+		attempts++;
+		tm_st(&cell[0], (tm_word_t)attempts);
+		ck_assert_int_eq(
+			tm_on_commit(note, attempts == 1 ? TAG('c') : TAG('C')),
+			0);
+		ck_assert_int_eq(
+			tm_on_abort(note, attempts == 1 ? TAG('a') : TAG('A')),
+			0);
+		if (attempts == 1)
+			tm_retry();
+	}
+	ck_assert_int_eq(attempts, 2);
+	ck_assert_str_eq(trace, "aC");
+	ck_assert_uint_eq(cell[0], 2);
+}
+END_TEST
+
+START_TEST(test_nested_block_handlers_belong_to_the_outer)
+{
+	reset();
+	TM_ATOMIC {
+		tm_st(&cell[0], 1);
+		TM_ATOMIC {
+			ck_assert_int_eq(tm_on_commit(note, TAG('i')), 0);
+		}
+		ck_assert_str_eq(trace, ""); /* the outer has not committed */
+		ck_assert_int_eq(tm_on_commit(note, TAG('o')), 0);
+	}
+	ck_assert_str_eq(trace, "io");
+}
+END_TEST
+
+START_TEST(test_null_function_is_einval)
+{
+	reset();
+	(void)tm_lt(&cell[0]);
+	errno = 0;
+	ck_assert_int_eq(tm_on_commit(NULL, NULL), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	errno = 0;
+	ck_assert_int_eq(tm_on_abort(NULL, NULL), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	/* The transaction goes on. */
+	tm_st(&cell[0], 3);
+	ck_assert(tm_commit());
+	ck_assert_uint_eq(cell[0], 3);
+}
+END_TEST
+
+/* A signal dooms the transaction it lands in (no restart point here):
+ * from then on a commit handler is dropped, an abort handler kept. */
+static void ignore(int sig)
+{
+	(void)sig;
+}
+
+START_TEST(test_doomed_transaction_keeps_abort_handlers_only)
+{
+	reset();
+	ltx_test_set_handler(SIGUSR1, ignore, 0);
+	tm_st(&cell[0], 5);
+	ck_assert_int_eq(tm_on_commit(note, TAG('x')), 0);
+	ck_assert_int_eq(tm_on_abort(note, TAG('a')), 0);
+	raise(SIGUSR1);
+	ck_assert_uint_ne(tm_status() & TM_ABORT_SIGNAL, 0);
+	ck_assert_int_eq(tm_on_commit(note, TAG('y')), 0);
+	ck_assert_int_eq(tm_on_abort(note, TAG('b')), 0);
+	ck_assert(!tm_commit());
+	ck_assert_str_eq(trace, "ba");
+	ck_assert_uint_eq(cell[0], 0);
+	signal(SIGUSR1, SIG_DFL);
+}
+END_TEST
+
+/* A longjmp out of a TM_ATOMIC block ends its transaction as aborted. */
+static jmp_buf out;
+
+START_TEST(test_longjmp_out_of_a_block_runs_abort_handlers)
+{
+	reset();
+	if (setjmp(out) == 0) {
+		TM_ATOMIC {
+			tm_st(&cell[0], 1);
+			ck_assert_int_eq(tm_on_commit(note, TAG('x')), 0);
+			ck_assert_int_eq(tm_on_abort(note, TAG('a')), 0);
+			longjmp(out, 1);
+		}
+	}
+	ck_assert_str_eq(trace, "a");
+	ck_assert(!tm_in_transaction());
+	ck_assert_uint_eq(cell[0], 0);
+}
+END_TEST
+
+/* A thread that exits inside a transaction aborts it. */
+static void *exit_inside(void *arg)
+{
+	(void)arg;
+	tm_st(&cell[0], 1);
+	ck_assert_int_eq(tm_on_commit(note, TAG('x')), 0);
+	ck_assert_int_eq(tm_on_abort(note, TAG('e')), 0);
+	pthread_exit(NULL);
+}
+
+START_TEST(test_thread_exit_runs_abort_handlers)
+{
+	pthread_t t;
+
+	reset();
+	ck_assert_int_eq(pthread_create(&t, NULL, exit_inside, NULL), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_str_eq(trace, "e");
+	ck_assert_uint_eq(cell[0], 0);
+}
+END_TEST
+
+/* A signal handler's transaction: eight handlers fit (it never
+ * allocates); the ninth is ENOMEM, and the transaction goes on. */
+static int handler_results[10];
+static int handler_errno;
+static int handler_commit;
+
+static void in_handler(int sig)
+{
+	(void)sig;
+	tm_st(&cell[1], 9);
+	for (int i = 0; i < 9; i++)
+		handler_results[i] = tm_on_commit(note, TAG('0' + i));
+	handler_errno = errno;
+	handler_commit = tm_commit();
+}
+
+START_TEST(test_signal_handler_transaction_has_room_for_eight)
+{
+	reset();
+	cell[1] = 0;
+	/* The thread's descriptor first: a handler's transactions run on
+	 * its twin (on the thread's first use of ltx, on a new one). */
+	(void)tm_lt(&cell[0]);
+	ck_assert(tm_commit());
+	ltx_test_set_handler(SIGUSR2, in_handler, 0);
+	raise(SIGUSR2);
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_eq(handler_results[i], 0);
+	ck_assert_int_eq(handler_results[8], -1);
+	ck_assert_int_eq(handler_errno, ENOMEM);
+	ck_assert(handler_commit);
+	ck_assert_str_eq(trace, "01234567");
+	ck_assert_uint_eq(cell[1], 9);
+	signal(SIGUSR2, SIG_DFL);
+}
+END_TEST
+
+/*
+ * Under contention (six threads on however many cores, every transaction
+ * on one counter): each attempt makes a side effect outside the
+ * transaction (side++), its abort handler undoes it and its commit
+ * handler counts the commit.  A runtime that ran a commit handler for an
+ * aborted attempt, lost an abort handler or ran one twice, or ran either
+ * before the outcome was final, breaks one of the three counts.
+ */
+#define THREADS 6
+#define ROUNDS	2000
+
+static tm_word_t counter[8] __attribute__((aligned(64)));
+static long side;
+static long commits_seen;
+
+static void undo_side(void *arg)
+{
+	(void)arg;
+	__atomic_fetch_sub(&side, 1, __ATOMIC_RELAXED);
+}
+
+static void count_commit(void *arg)
+{
+	long *mine = arg;
+
+	(*mine)++;
+	__atomic_fetch_add(&commits_seen, 1, __ATOMIC_RELAXED);
+}
+
+static void *contend(void *arg)
+{
+	long *mine = arg;
+
+	for (int i = 0; i < ROUNDS; i++) {
+		TM_ATOMIC {
+			tm_word_t v = tm_ltx(&counter[0]);
+
+			__atomic_fetch_add(&side, 1, __ATOMIC_RELAXED);
+			if (tm_on_abort(undo_side, NULL) != 0)
+				__atomic_fetch_sub(&side, 1, __ATOMIC_RELAXED);
+			ck_assert_int_eq(tm_on_commit(count_commit, mine), 0);
+			tm_st(&counter[0], v + 1);
+		}
+	}
+	return NULL;
+}
+
+START_TEST(test_counts_under_contention)
+{
+	pthread_t t[THREADS];
+	long mine[THREADS];
+
+	if (!ltx_test_use_mode(_i))
+		return;
+	counter[0] = 0;
+	side = 0;
+	commits_seen = 0;
+	for (int i = 0; i < THREADS; i++) {
+		mine[i] = 0;
+		ck_assert_int_eq(pthread_create(&t[i], NULL, contend, &mine[i]),
+				 0);
+	}
+	for (int i = 0; i < THREADS; i++)
+		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+	ck_assert_uint_eq(counter[0], (tm_word_t)THREADS * ROUNDS);
+	ck_assert_int_eq(commits_seen, (long)THREADS * ROUNDS);
+	ck_assert_int_eq(side, (long)THREADS * ROUNDS);
+	for (int i = 0; i < THREADS; i++)
+		ck_assert_int_eq(mine[i], ROUNDS);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("handlers");
+	TCase *c = tcase_create("handlers");
+	TCase *k = tcase_create("contention");
+
+	tcase_add_test(c, test_commit_runs_commit_handlers_in_order);
+	tcase_add_test(c, test_abort_runs_abort_handlers_in_reverse);
+	tcase_add_test(c, test_handler_runs_after_the_commit_outside_it);
+	tcase_add_test(c, test_restart_runs_abort_drops_commit);
+	tcase_add_test(c, test_nested_block_handlers_belong_to_the_outer);
+	tcase_add_test(c, test_null_function_is_einval);
+	tcase_add_test(c, test_doomed_transaction_keeps_abort_handlers_only);
+	tcase_add_test(c, test_longjmp_out_of_a_block_runs_abort_handlers);
+	tcase_add_test(c, test_thread_exit_runs_abort_handlers);
+	tcase_add_test(c, test_signal_handler_transaction_has_room_for_eight);
+	suite_add_tcase(s, c);
+	tcase_set_timeout(k, 60);
+	tcase_add_loop_test(k, test_counts_under_contention, 0,
+			    LTX_TEST_NMODES);
+	suite_add_tcase(s, k);
+	return s;
+}
+
+int main(void)
+{
+	return ltx_test_run(suite());
+}
