@@ -297,21 +297,25 @@ static void count_commit(void *arg)
 	__atomic_fetch_add(&commits_seen, 1, __ATOMIC_RELAXED);
 }
 
+/* One increment (its own function: no loop variable lives across the
+ * block's restart point, the setjmp rule of TM_ATOMIC(3)). */
+static void one_round(long *mine)
+{
+	TM_ATOMIC {
+		tm_word_t v = tm_ltx(&counter[0]);
+
+		__atomic_fetch_add(&side, 1, __ATOMIC_RELAXED);
+		if (tm_on_abort(undo_side, NULL) != 0)
+			__atomic_fetch_sub(&side, 1, __ATOMIC_RELAXED);
+		ck_assert_int_eq(tm_on_commit(count_commit, mine), 0);
+		tm_st(&counter[0], v + 1);
+	}
+}
+
 static void *contend(void *arg)
 {
-	long *mine = arg;
-
-	for (int i = 0; i < ROUNDS; i++) {
-		TM_ATOMIC {
-			tm_word_t v = tm_ltx(&counter[0]);
-
-			__atomic_fetch_add(&side, 1, __ATOMIC_RELAXED);
-			if (tm_on_abort(undo_side, NULL) != 0)
-				__atomic_fetch_sub(&side, 1, __ATOMIC_RELAXED);
-			ck_assert_int_eq(tm_on_commit(count_commit, mine), 0);
-			tm_st(&counter[0], v + 1);
-		}
-	}
+	for (int i = 0; i < ROUNDS; i++)
+		one_round(arg);
 	return NULL;
 }
 
