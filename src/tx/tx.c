@@ -865,10 +865,17 @@ static void run_actions(struct ltx_tx *tx, bool committed)
 			if (!a[i].on_commit)
 				a[i].fn(a[i].arg);
 	}
+	tx->checkpoint = cp;
+	if (tx->nactions != 0) {
+		/* An action left a transaction of its own open, with actions
+		 * of its own (tm_on_commit in a commit handler): that list is
+		 * the one that stays; this one is done. */
+		free(a);
+		return;
+	}
 	free(tx->actions); /* a nested transaction's, if any: all run */
 	tx->actions = a;
 	tx->actions_cap = cap;
-	tx->checkpoint = cp;
 }
 
 size_t ltx_tx_actions_mark(const struct ltx_tx *tx)

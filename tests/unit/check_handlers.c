@@ -109,6 +109,31 @@ START_TEST(test_handler_runs_after_the_commit_outside_it)
 }
 END_TEST
 
+/* A commit handler that leaves a transaction of its own open, with a
+ * handler of its own: that one runs when that transaction commits, and
+ * the first handler does not run again. */
+static void reopen(void *arg)
+{
+	note(arg);
+	ck_assert_int_eq(tm_on_commit(note, TAG('n')), 0);
+	tm_st(&cell[1], 5);
+}
+
+START_TEST(test_handler_may_leave_its_own_transaction_open)
+{
+	reset();
+	tm_st(&cell[0], 1);
+	ck_assert_int_eq(tm_on_commit(reopen, TAG('r')), 0);
+	ck_assert(tm_commit());
+	ck_assert_str_eq(trace, "r");
+	ck_assert(tm_in_transaction()); /* the handler's */
+	ck_assert(tm_commit());
+	ck_assert_str_eq(trace, "rn");
+	ck_assert_uint_eq(cell[1], 5);
+	ck_assert(!tm_in_transaction());
+}
+END_TEST
+
 START_TEST(test_restart_runs_abort_drops_commit)
 {
 	volatile int attempts = 0;
@@ -353,6 +378,7 @@ static Suite *suite(void)
 	tcase_add_test(c, test_commit_runs_commit_handlers_in_order);
 	tcase_add_test(c, test_abort_runs_abort_handlers_in_reverse);
 	tcase_add_test(c, test_handler_runs_after_the_commit_outside_it);
+	tcase_add_test(c, test_handler_may_leave_its_own_transaction_open);
 	tcase_add_test(c, test_restart_runs_abort_drops_commit);
 	tcase_add_test(c, test_nested_block_handlers_belong_to_the_outer);
 	tcase_add_test(c, test_null_function_is_einval);
