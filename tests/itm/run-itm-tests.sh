@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Runs the -fgnu-tm test programs under GCC's libitm and under ltx, and
-# (ltx only) mixed.c, mixed_bank.c and alone_churn.c, where GCC and tm_*
-# transactions share data.
+# (ltx only) mixed.c, mixed_bank.c, alone_churn.c and handlers.c, where
+# GCC and tm_* transactions share data or the tm_* API serves GCC ones.
 #
 # Each program in tests/itm checks its own result.  It is built once with
 # gcc -fgnu-tm (so it needs libitm.so.1) and once linked with -lltx ahead of
@@ -271,6 +271,28 @@ if $CC -O2 -fgnu-tm -pthread -I"$srcdir/itm" -I"$srcdir/../include" \
 	done
 else
 	echo "FAIL: mixed does not build"
+	fail=1
+fi
+# tm_on_commit and tm_on_abort from GCC transactions (ltx only: tm_*
+# API), with restarts and cancels: N threads, each mode, instrumented or
+# as the runtime picks.
+if $CC -O2 -fgnu-tm -pthread -I"$srcdir/itm" -I"$srcdir/../include" \
+	"$srcdir/itm/handlers.c" -o "$work/handlers.ltx" -Wl,--no-as-needed \
+	-L"$LTXLIBDIR" -lltx -Wl,-rpath,"$(dirname "$LTXLIB")"; then
+	for t in 1 2 4; do
+		for m in $modes; do
+			for serial in auto never; do
+				n=
+				LTX_MODE=$m LTX_ITM_SERIAL=$serial \
+					LTX_ITM_REPORT=1 "$work/handlers.ltx" \
+					$t >"$work/out" 2>"$work/err"
+				rc=$?
+				check "handlers $t threads, $m, LTX_ITM_SERIAL=$serial" yes
+			done
+		done
+	done
+else
+	echo "FAIL: handlers does not build"
 	fail=1
 fi
 # A bank shared by GCC and tm_* transactions, with every kind of GCC
