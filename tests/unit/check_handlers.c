@@ -7,8 +7,8 @@
  * outside it, a TM_ATOMIC restart runs the failed attempt's abort
  * handlers and drops its commit handlers, a doomed transaction keeps its
  * abort handlers only, and a signal handler's transaction has room for
- * eight.  The last test checks the counts under contention, with more
- * threads than cores, in both modes.
+ * eight.  The last tests check the counts under contention, with more
+ * threads than cores, in both modes, then under a storm of signals.
  */
 #include <check.h>
 #include <errno.h>
@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include <ltx/tm.h>
 
@@ -372,6 +373,116 @@ START_TEST(test_counts_under_contention)
 }
 END_TEST
 
+/*
+ * The same under a storm of signals: every signal dooms the transaction it
+ * lands in (its abort handlers must then run, once), and its handler runs
+ * a transaction of its own, on the thread's handler descriptor, with a
+ * commit handler of its own.  Every handler transaction commits once and
+ * is counted once by its commit handler.  (No Check assertion in the
+ * signal handler: Check's are not async-signal-safe.)
+ */
+static tm_word_t hcounter[THREADS][8] __attribute__((aligned(64)));
+static long hcommits[THREADS], hsignals[THREADS];
+static int hfailed;
+static __thread int my_slot = -1;
+
+static void count_handler_commit(void *arg)
+{
+	(*(long *)arg)++;
+}
+
+static void storm_handler(int sig)
+{
+	int i = my_slot;
+
+	(void)sig;
+	if (i < 0)
+		return;
+	hsignals[i]++;
+	TM_ATOMIC {
+		tm_st(&hcounter[i][0], tm_ltx(&hcounter[i][0]) + 1);
+		if (tm_on_commit(count_handler_commit, &hcommits[i]) != 0)
+			hfailed = 1;
+	}
+}
+
+static pthread_barrier_t storm_ready;
+static long storm_mine[THREADS];
+/* The contention test's work, this many times over: a storm long enough
+ * to land in thousands of transactions. */
+#define STORM_REPEAT 5
+
+static void *storm_worker(void *arg)
+{
+	long *mine = arg;
+
+	/* A descriptor (and its handler twin) before the first signal. */
+	(void)tm_lt(&counter[0]);
+	ck_assert(tm_commit());
+	my_slot = (int)(mine - storm_mine);
+	pthread_barrier_wait(&storm_ready);
+	for (int k = 0; k < STORM_REPEAT; k++)
+		(void)contend(arg);
+	return NULL;
+}
+
+START_TEST(test_counts_under_a_signal_storm)
+{
+	pthread_t t[THREADS];
+	struct timespec d = { 0, 50000 };
+	long sent = 0, handled = 0;
+
+	if (!ltx_test_use_mode(_i))
+		return;
+	counter[0] = 0;
+	side = 0;
+	commits_seen = 0;
+	memset(hcounter, 0, sizeof(hcounter));
+	memset(hcommits, 0, sizeof(hcommits));
+	memset(hsignals, 0, sizeof(hsignals));
+	hfailed = 0;
+	ltx_test_set_handler(SIGUSR1, storm_handler, SA_RESTART);
+	ck_assert_int_eq(pthread_barrier_init(&storm_ready, NULL, THREADS + 1),
+			 0);
+	for (int i = 0; i < THREADS; i++) {
+		storm_mine[i] = 0;
+		ck_assert_int_eq(pthread_create(&t[i], NULL, storm_worker,
+						&storm_mine[i]),
+				 0);
+	}
+	pthread_barrier_wait(&storm_ready);
+	/* A signal to every worker every 0.05 ms, while at least half of
+	 * the work is left (no thread has ended then: each does its share,
+	 * and a signal to an ended thread would be an error). */
+	while (__atomic_load_n(&commits_seen, __ATOMIC_RELAXED) <
+	       (long)THREADS * ROUNDS * STORM_REPEAT / 2) {
+		for (int i = 0; i < THREADS; i++) {
+			ck_assert_int_eq(pthread_kill(t[i], SIGUSR1), 0);
+			sent++;
+		}
+		nanosleep(&d, NULL);
+	}
+	for (int i = 0; i < THREADS; i++)
+		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+	signal(SIGUSR1, SIG_DFL);
+	pthread_barrier_destroy(&storm_ready);
+	ck_assert_uint_eq(counter[0],
+			  (tm_word_t)THREADS * ROUNDS * STORM_REPEAT);
+	ck_assert_int_eq(commits_seen, (long)THREADS * ROUNDS * STORM_REPEAT);
+	ck_assert_int_eq(side, (long)THREADS * ROUNDS * STORM_REPEAT);
+	ck_assert_int_eq(hfailed, 0);
+	for (int i = 0; i < THREADS; i++) {
+		ck_assert_int_eq(storm_mine[i], ROUNDS * STORM_REPEAT);
+		ck_assert_int_eq((long)hcounter[i][0], hsignals[i]);
+		ck_assert_int_eq(hcommits[i], hsignals[i]);
+		handled += hsignals[i];
+	}
+	/* Pending signals merge: at most sent, at least one. */
+	ck_assert_int_gt(handled, 0);
+	ck_assert_int_le(handled, sent);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("handlers");
@@ -394,6 +505,8 @@ static Suite *suite(void)
 	suite_add_tcase(s, c);
 	tcase_set_timeout(k, 60);
 	tcase_add_loop_test(k, test_counts_under_contention, 0,
+			    LTX_TEST_NMODES);
+	tcase_add_loop_test(k, test_counts_under_a_signal_storm, 0,
 			    LTX_TEST_NMODES);
 	suite_add_tcase(s, k);
 	return s;
