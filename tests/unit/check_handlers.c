@@ -407,10 +407,10 @@ static void storm_handler(int sig)
 	}
 }
 
-static pthread_barrier_t storm_ready;
+static pthread_barrier_t storm_ready, storm_end;
 static long storm_mine[THREADS];
-/* The contention test's work, this many times over: a storm long enough
- * to land in thousands of transactions. */
+static int storm_finished;
+/* The contention test's work, this many times over, under the storm. */
 #define STORM_REPEAT 5
 
 static void *storm_worker(void *arg)
@@ -424,6 +424,10 @@ static void *storm_worker(void *arg)
 	pthread_barrier_wait(&storm_ready);
 	for (int k = 0; k < STORM_REPEAT; k++)
 		(void)contend(arg);
+	/* Alive until the storm is over: a signal to an ended thread
+	 * would be an error. */
+	__atomic_fetch_add(&storm_finished, 1, __ATOMIC_RELEASE);
+	pthread_barrier_wait(&storm_end);
 	return NULL;
 }
 
@@ -443,7 +447,10 @@ START_TEST(test_counts_under_a_signal_storm)
 	memset(hsignals, 0, sizeof(hsignals));
 	hfailed = 0;
 	ltx_test_set_handler(SIGUSR1, storm_handler, SA_RESTART);
+	storm_finished = 0;
 	ck_assert_int_eq(pthread_barrier_init(&storm_ready, NULL, THREADS + 1),
+			 0);
+	ck_assert_int_eq(pthread_barrier_init(&storm_end, NULL, THREADS + 1),
 			 0);
 	for (int i = 0; i < THREADS; i++) {
 		storm_mine[i] = 0;
@@ -452,21 +459,21 @@ START_TEST(test_counts_under_a_signal_storm)
 				 0);
 	}
 	pthread_barrier_wait(&storm_ready);
-	/* A signal to every worker every 0.05 ms, while at least half of
-	 * the work is left (no thread has ended then: each does its share,
-	 * and a signal to an ended thread would be an error). */
-	while (__atomic_load_n(&commits_seen, __ATOMIC_RELAXED) <
-	       (long)THREADS * ROUNDS * STORM_REPEAT / 2) {
+	/* A signal to every worker every 0.05 ms until all have done their
+	 * work (they wait for the end of the storm before they exit). */
+	while (__atomic_load_n(&storm_finished, __ATOMIC_ACQUIRE) < THREADS) {
 		for (int i = 0; i < THREADS; i++) {
 			ck_assert_int_eq(pthread_kill(t[i], SIGUSR1), 0);
 			sent++;
 		}
 		nanosleep(&d, NULL);
 	}
+	pthread_barrier_wait(&storm_end);
 	for (int i = 0; i < THREADS; i++)
 		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
 	signal(SIGUSR1, SIG_DFL);
 	pthread_barrier_destroy(&storm_ready);
+	pthread_barrier_destroy(&storm_end);
 	ck_assert_uint_eq(counter[0],
 			  (tm_word_t)THREADS * ROUNDS * STORM_REPEAT);
 	ck_assert_int_eq(commits_seen, (long)THREADS * ROUNDS * STORM_REPEAT);
