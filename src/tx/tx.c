@@ -789,13 +789,19 @@ bool ltx_tx_become_exclusive(struct ltx_tx *tx)
 	return true;
 }
 
+/* Room for one more action (a handler's descriptor never allocates). */
+static bool action_room(struct ltx_tx *tx)
+{
+	return tx->nactions < tx->actions_cap ||
+	       (!tx->cd.no_alloc &&
+		LTX_ARRAY_RESERVE(&tx->actions, &tx->actions_cap, tx->nactions,
+				  tx->nactions + 1, 16));
+}
+
 bool ltx_tx_add_action(struct ltx_tx *tx, void (*fn)(void *), void *arg,
 		       bool on_commit)
 {
-	if (tx->nactions == tx->actions_cap &&
-	    (tx->cd.no_alloc ||
-	     !LTX_ARRAY_RESERVE(&tx->actions, &tx->actions_cap, tx->nactions,
-				tx->nactions + 1, 16))) {
+	if (!action_room(tx)) {
 		ltx_tx_doom(tx, TM_ABORT_NOMEM | TM_ABORT_CAPACITY);
 		return false;
 	}
@@ -827,15 +833,13 @@ int ltx_tx_on_end(struct ltx_tx *tx, void (*fn)(void *), void *arg,
 		return ENOMEM;
 	if (load_status(tx) == LTX_DOOMED && on_commit)
 		return 0;
-	/* Room first, so that no memory leaves the transaction as it was:
-	 * the caller decides (a TM_ATOMIC block doomed for it would only
-	 * fail again; a handler's descriptor never allocates). */
-	if (tx->nactions == tx->actions_cap &&
-	    (tx->cd.no_alloc ||
-	     !LTX_ARRAY_RESERVE(&tx->actions, &tx->actions_cap, tx->nactions,
-				tx->nactions + 1, 16)))
+	/* Room first, so that no memory leaves the transaction as it was
+	 * (ltx_tx_add_action would doom it): the caller decides; a
+	 * TM_ATOMIC block doomed for it would only fail again. */
+	if (!action_room(tx))
 		return ENOMEM;
-	return ltx_tx_add_action(tx, fn, arg, on_commit) ? 0 : ENOMEM;
+	(void)ltx_tx_add_action(tx, fn, arg, on_commit); /* has room */
+	return 0;
 }
 
 /*
