@@ -56,22 +56,34 @@ void ltx_itm_fatal(const char *why)
 	abort();
 }
 
-/* The calling thread's stack (barrier.c says why it must be known). */
+/*
+ * The calling thread's stack (barrier.c says why it must be known), asked
+ * of libc once per thread: pthread_getattr_np takes a lock and allocates,
+ * and a spare descriptor (tx.c), which handlers on threads without a
+ * descriptor borrow, needs the stack of each thread that borrows it.
+ */
+static __thread uintptr_t thread_stack_lo,
+	thread_stack_span __attribute__((tls_model("initial-exec")));
+
 static void stack_bounds(struct ltx_tx *tx)
 {
 	pthread_attr_t attr;
 	void *addr = NULL;
 	size_t size = 0;
 
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-		if (pthread_attr_getstack(&attr, &addr, &size) != 0)
-			addr = NULL;
-		pthread_attr_destroy(&attr);
+	if (thread_stack_span == 0) {
+		if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+			if (pthread_attr_getstack(&attr, &addr, &size) != 0)
+				addr = NULL;
+			pthread_attr_destroy(&attr);
+		}
+		if (addr == NULL)
+			ltx_itm_fatal("cannot find this thread's stack");
+		thread_stack_lo = (uintptr_t)addr;
+		thread_stack_span = size;
 	}
-	if (addr == NULL)
-		ltx_itm_fatal("cannot find this thread's stack");
-	tx->stack_lo = (uintptr_t)addr;
-	tx->stack_span = size;
+	tx->stack_lo = thread_stack_lo;
+	tx->stack_span = thread_stack_span;
 }
 
 /*
@@ -147,7 +159,8 @@ struct ltx_itm_thread *ltx_itm_thread_get(void)
 	}
 	if (ltx_unlikely(tx == &ltx_refuse_tx))
 		ltx_itm_fatal("a GCC transaction in a signal handler that "
-			      "interrupted another handler (not supported)");
+			      "interrupted another handler, or with no "
+			      "descriptor to run on (not supported)");
 	t = tx->frontend;
 	if (ltx_likely(t != NULL && t->takes == tx->takes))
 		return t;

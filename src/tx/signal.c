@@ -202,8 +202,14 @@ static void handler_over(struct ltx_tx *cur)
 		use->checkpoint = NULL;
 		ltx_tx_abort(use);
 	}
-	if (cur != &ltx_boot_tx)
+	if (cur != &ltx_boot_tx) {
 		ltx_self = cur;
+	} else if (ltx_tx_is_spare(use)) {
+		/* A thread without a descriptor: the spare its handler
+		 * borrowed goes back, its transaction ended (tx.c). */
+		ltx_self = &ltx_boot_tx;
+		ltx_tx_give_back_spare(use);
+	}
 }
 
 static void on_leave(void *token)
@@ -344,6 +350,11 @@ static bool on_defer(void *uc)
 	/* Deferred, unless it interrupted a system call of the program's
 	 * (not one of ltx's own, rt/signal.h): that handler runs now. */
 	return ltx_own_syscall != 0 || !at_syscall(uc);
+}
+
+bool ltx_tx_in_handler(void)
+{
+	return nframes != 0;
 }
 
 /* The commit is over: the signals that waited for it (ltx_tx_committed). */

@@ -98,6 +98,41 @@ static pthread_key_t exit_key;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_error;
 
+/*
+ * Spare descriptors, for the transactions of signal handlers on threads
+ * that have none of their own.  Taking a thread's descriptor locks the
+ * registry and allocates, which a handler must not do: the signal may
+ * have interrupted malloc on that very thread (seen: a deadlock on the
+ * heap's lock, tests/unit/check_signal.c).  So such a handler borrows a
+ * spare at its first operation (ltx_tx_self) and gives it back when it
+ * returns or is left by a jump (tx/signal.c, handler_over).  Spares are
+ * made with the first descriptor a thread takes: before that, the
+ * process's first transaction in a handler takes the thread's descriptor
+ * there, as if outside (ltx(7) says so; making them earlier, when a
+ * handler is installed, would make the orec table then, and
+ * LTX_OREC_BITS could no longer be set).  A spare is a handler descriptor
+ * (no_alloc, never irrevocable, no
+ * serial fallback; a handler interrupting its handler gets ltx_refuse_tx)
+ * whose parent is ltx_boot_tx (idle, no stack), so that every test that
+ * tells a handler descriptor by its parent holds for it as for a thread's
+ * twin.  While borrowed it counts as a live thread, as a taken
+ * descriptor does (the serial token's drain must see its transactions).
+ *
+ * Synchronization: spares[] and the descriptors are written, under the
+ * registry lock, before nspares is published (release; the borrower's
+ * acquire load).  A borrower claims spare i by a CAS of spare_busy[i]
+ * from 0 (acquire), which pairs with the release store of 0 that gives it
+ * back after its last transaction has ended: async-signal-safe, no lock.
+ * When every spare is out, a borrower waits for one: the holders are
+ * handlers of other threads (a handler inside a borrower's handler is
+ * refused, and a thread borrows only with signals blocked), which never
+ * wait for a thread that has no descriptor.
+ */
+#define SPARES 2
+static struct ltx_tx *spares[SPARES];
+static int spare_busy[SPARES];
+static unsigned nspares;
+
 static const struct ltx_cd_ops *ops(const struct ltx_tx *tx)
 {
 	return ltx_cd_ops_of(tx->mode);
@@ -385,6 +420,9 @@ static void fork_child(void)
 	struct ltx_tx *token_holder =
 		(struct ltx_tx *)(token & ~LTX_SERIAL_EXCL);
 
+	/* A handler's borrowed spare is the forking thread's for now. */
+	if (me == NULL && ltx_tx_is_spare(ltx_self))
+		me = ltx_self;
 	if (me != NULL) {
 		keep[nkeep++] = &me->cd;
 		if (me->handler_tx != NULL)
@@ -415,6 +453,10 @@ static void fork_child(void)
 		if (d->parent == NULL)
 			d->in_use = 0; /* a twin stays its thread's */
 	}
+	/* The other borrowers are gone with their threads. */
+	for (unsigned i = 0; i < SPARES; i++)
+		if (spares[i] != me)
+			__atomic_store_n(&spare_busy[i], 0, __ATOMIC_RELAXED);
 	if (token_holder != NULL && !fork_kept(token_holder, me))
 		__atomic_store_n(&ltx_serial_token, 0, __ATOMIC_RELEASE);
 	/* The backoff controller's lock may be a gone thread's. */
@@ -482,6 +524,7 @@ struct ltx_tx *ltx_tx_registry(void)
 }
 
 static struct ltx_tx *take_descriptor(void);
+static struct ltx_tx *borrow_spare(void);
 
 /*
  * The thread's descriptor, taken on its first use.  Taking it locks the
@@ -489,7 +532,8 @@ static struct ltx_tx *take_descriptor(void);
  * the middle would find the thread without one and take it again, or wait
  * for the lock for ever.  So signals wait meanwhile (blocked, then
  * delivered when the descriptor is the thread's: transactions in their
- * handlers get its handler twin).  Once per thread.
+ * handlers get its handler twin).  Once per thread.  A handler on a thread
+ * that has none borrows a spare instead (above), for as long as it runs.
  */
 struct ltx_tx *ltx_tx_self(void)
 {
@@ -501,10 +545,104 @@ struct ltx_tx *ltx_tx_self(void)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &saved);
 	tx = ltx_self; /* a handler took it just before the block */
-	if (tx == &ltx_boot_tx)
+	if (tx == &ltx_boot_tx && ltx_tx_in_handler()) {
+		/* Until the handler is over (tx/signal.c). */
+		tx = borrow_spare();
+		if (tx != NULL)
+			ltx_self = tx;
+	}
+	if (tx == &ltx_boot_tx || tx == NULL)
 		tx = take_descriptor();
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	return tx;
+}
+
+/*
+ * A new handler descriptor for parent (a thread's main descriptor, or
+ * ltx_boot_tx for a spare), under the registry lock: its transactions
+ * cannot allocate, so it gets room for a few tm_on_commit/tm_on_abort
+ * handlers now.  NULL without memory.
+ */
+static struct ltx_tx *new_handler_descriptor(struct ltx_tx *parent)
+{
+	struct ltx_tx *h = new_descriptor(true);
+
+	if (h == NULL)
+		return NULL;
+	h->in_use = 1; /* for good: never a thread's own */
+	h->parent = parent;
+	h->cd.no_alloc = 1;
+	(void)LTX_ARRAY_RESERVE(&h->actions, &h->actions_cap, 0,
+				HANDLER_ACTIONS, HANDLER_ACTIONS);
+	ltx_cd_attach(&h->cd);
+	rearm(h);
+	h->rng = ((uint64_t)(uintptr_t)h * LTX_HASH_MUL) | 1;
+	return h;
+}
+
+/* The spares not made yet, under the registry lock (after global_init). */
+static void make_spares_locked(void)
+{
+	for (unsigned n = nspares; n < SPARES; n++) {
+		struct ltx_tx *s = new_handler_descriptor(&ltx_boot_tx);
+
+		if (s == NULL)
+			return; /* no memory: fewer spares */
+		spares[n] = s;
+		__atomic_store_n(&nspares, n + 1, __ATOMIC_RELEASE);
+	}
+}
+
+/*
+ * A spare for a handler on a thread without a descriptor (see spares
+ * above), signals blocked by the caller; NULL if none was made yet (no
+ * thread has taken a descriptor, or no memory).  Set for the settings of
+ * now, as a take sets a thread's descriptor.
+ */
+static struct ltx_tx *borrow_spare(void)
+{
+	unsigned n = __atomic_load_n(&nspares, __ATOMIC_ACQUIRE), spins = 0;
+
+	if (n == 0)
+		return NULL;
+	for (;;) {
+		for (unsigned i = 0; i < n; i++) {
+			struct ltx_tx *s = spares[i];
+			int expect = 0;
+
+			if (__atomic_load_n(&spare_busy[i], __ATOMIC_RELAXED) ||
+			    !__atomic_compare_exchange_n(
+				    &spare_busy[i], &expect, 1, false,
+				    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+				continue;
+			/* Another thread's, for the front ends (desc.h). */
+			s->takes++;
+			rearm(s);
+			s->checkpoint = NULL;
+			/* As a take: the Dekker pair of tx/serial.h. */
+			__atomic_fetch_add(&ltx_tx_live_threads, 1,
+					   __ATOMIC_SEQ_CST);
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			return s;
+		}
+		ltx_wait_step(&spins);
+	}
+}
+
+bool ltx_tx_is_spare(const struct ltx_tx *tx)
+{
+	return tx->parent == &ltx_boot_tx;
+}
+
+void ltx_tx_give_back_spare(struct ltx_tx *tx)
+{
+	for (unsigned i = 0; i < SPARES; i++)
+		if (spares[i] == tx) {
+			__atomic_fetch_sub(&ltx_tx_live_threads, 1,
+					   __ATOMIC_RELEASE);
+			__atomic_store_n(&spare_busy[i], 0, __ATOMIC_RELEASE);
+			return;
+		}
 }
 
 static struct ltx_tx *take_descriptor(void)
@@ -534,24 +672,9 @@ static struct ltx_tx *take_descriptor(void)
 	if (tx != NULL && tx->handler_tx != NULL &&
 	    ltx_status_idle(load_status(tx->handler_tx)))
 		rearm(tx->handler_tx);
-	if (tx != NULL && tx->handler_tx == NULL) {
-		struct ltx_tx *h = new_descriptor(true);
-
-		if (h != NULL) {
-			h->in_use = 1; /* for good: never a thread's own */
-			h->parent = tx;
-			h->cd.no_alloc = 1;
-			/* Room for a few tm_on_commit/tm_on_abort handlers
-			 * of its transactions, which cannot allocate. */
-			(void)LTX_ARRAY_RESERVE(&h->actions, &h->actions_cap, 0,
-						HANDLER_ACTIONS,
-						HANDLER_ACTIONS);
-			ltx_cd_attach(&h->cd);
-			rearm(h);
-			h->rng = ((uint64_t)(uintptr_t)h * LTX_HASH_MUL) | 1;
-			tx->handler_tx = h;
-		}
-	}
+	if (tx != NULL && tx->handler_tx == NULL)
+		tx->handler_tx = new_handler_descriptor(tx);
+	make_spares_locked();
 	pthread_mutex_unlock(&registry_lock);
 	if (tx == NULL)
 		return NULL;

@@ -136,8 +136,21 @@ unsigned ltx_tx_status(const struct ltx_tx *tx);
 void ltx_tx_doom(struct ltx_tx *tx, unsigned cause);
 
 /* ltx_tx_self: the calling thread's real descriptor, created if needed;
- * NULL if there is no memory for one. */
+ * NULL if there is no memory for one.  In a signal handler on a thread
+ * that has none: a spare descriptor, borrowed until the handler is over
+ * (tx.c, spares). */
 struct ltx_tx *ltx_tx_self(void);
+
+/*
+ * Spare descriptors for signal handlers (tx.c says how they work).
+ * ltx_tx_is_spare: whether tx is one.  ltx_tx_give_back_spare: the
+ * handler that borrowed tx is over, and tx's transaction has ended.
+ * ltx_tx_in_handler (tx/signal.c): whether the calling thread is running
+ * a signal handler that ltx wrapped.
+ */
+bool ltx_tx_is_spare(const struct ltx_tx *tx);
+void ltx_tx_give_back_spare(struct ltx_tx *tx);
+bool ltx_tx_in_handler(void);
 
 /*
  * ltx_tx_other_threads: how many threads other than the caller hold a

@@ -541,6 +541,166 @@ START_TEST(test_no_handler_runs_on_a_thread_past_its_descriptor)
 }
 END_TEST
 
+/*
+ * A handler's transaction on a thread that has never used ltx, landing
+ * while the thread is inside malloc: the handler may take no lock the
+ * thread may hold and may not allocate.  (It took the thread's
+ * descriptor there, with the registry lock and posix_memalign: a
+ * deadlock on the heap's lock when the signal had interrupted a
+ * malloc of the same arena.)  The test's thread has used ltx, as in any
+ * program past its first transaction.  Each round is a new thread that
+ * loops on malloc and free of blocks too big for glibc's thread cache (so
+ * each call takes its arena's lock) until its handler has run once.
+ */
+#define FRESH_ROUNDS 300
+
+static volatile sig_atomic_t fresh_ran;
+
+static void handler_on_fresh_thread(int sig)
+{
+	(void)sig;
+	TM_ATOMIC
+		tm_st(&b, tm_lt(&b) + 1);
+	fresh_ran = 1;
+}
+
+static void *malloc_loop(void *arg)
+{
+	volatile sig_atomic_t *ready = arg;
+	sigset_t usr1;
+	unsigned i = 0;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
+	*ready = 1;
+	while (!fresh_ran) {
+		char *p = malloc(2048 + (i++ % 64) * 64);
+
+		if (p == NULL)
+			abort();
+		p[0] = (char)i;
+		free(p);
+	}
+	return NULL;
+}
+
+START_TEST(test_handler_on_a_thread_without_descriptor_inside_malloc)
+{
+	sigset_t usr1, saved;
+
+	if (!ltx_test_use_mode(_i))
+		return;
+	ltx_test_set_handler(SIGUSR1, handler_on_fresh_thread, 0);
+	tm_st(&a, 1);
+	ck_assert(tm_commit());
+	b = 0;
+	/* Only the round's thread takes SIGUSR1 (it unblocks it). */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, &saved);
+	for (unsigned r = 0; r < FRESH_ROUNDS; r++) {
+		volatile sig_atomic_t ready = 0;
+		pthread_t t;
+
+		fresh_ran = 0;
+		ck_assert_int_eq(
+			pthread_create(&t, NULL, malloc_loop, (void *)&ready),
+			0);
+		while (!ready)
+			sched_yield();
+		for (volatile unsigned spin = 0; spin < r % 97 * 50; spin++)
+			;
+		ck_assert_int_eq(pthread_kill(t, SIGUSR1), 0);
+		ck_assert_int_eq(pthread_join(t, NULL), 0);
+	}
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	ck_assert_uint_eq(b, FRESH_ROUNDS);
+	signal(SIGUSR1, SIG_DFL);
+}
+END_TEST
+
+/*
+ * More threads without a descriptor than there are spares, each in a
+ * handler's transaction at once: the handlers that find every spare out
+ * wait for one (the first version refused them, and their increments
+ * were lost).  Six threads loop on malloc and free, the test sends each
+ * of them SIGUSR1 over and over; every handler adds one to b, counts
+ * itself and sleeps a little before it returns (keeping its spare); b
+ * must equal the handlers run, and no run may hang.
+ */
+#define CROWD_THREADS 6
+#define CROWD_SIGNALS 200
+
+static volatile sig_atomic_t crowd_stop;
+static unsigned long crowd_handled;
+
+static void handler_in_crowd(int sig)
+{
+	(void)sig;
+	TM_ATOMIC
+		tm_st(&b, tm_lt(&b) + 1);
+	__atomic_add_fetch(&crowd_handled, 1, __ATOMIC_RELAXED);
+	/* The spare stays borrowed until the handler returns: a while, so
+	 * that more handlers than spares overlap. */
+	usleep(200);
+}
+
+static void *crowd_loop(void *arg)
+{
+	sigset_t usr1;
+	unsigned i = 0;
+
+	(void)arg;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
+	while (!crowd_stop) {
+		char *p = malloc(2048 + (i++ % 64) * 64);
+
+		if (p == NULL)
+			abort();
+		p[0] = (char)i;
+		free(p);
+	}
+	return NULL;
+}
+
+START_TEST(test_more_handlers_without_descriptors_than_spares)
+{
+	pthread_t t[CROWD_THREADS];
+	sigset_t usr1, saved;
+
+	if (!ltx_test_use_mode(_i))
+		return;
+	ltx_test_set_handler(SIGUSR1, handler_in_crowd, 0);
+	tm_st(&a, 1);
+	ck_assert(tm_commit());
+	b = 0;
+	crowd_handled = 0;
+	crowd_stop = 0;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, &saved);
+	for (int i = 0; i < CROWD_THREADS; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, crowd_loop, NULL),
+				 0);
+	for (int n = 0; n < CROWD_SIGNALS; n++) {
+		for (int i = 0; i < CROWD_THREADS; i++)
+			ck_assert_int_eq(pthread_kill(t[i], SIGUSR1), 0);
+		usleep(100);
+	}
+	crowd_stop = 1;
+	for (int i = 0; i < CROWD_THREADS; i++)
+		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	/* Signals sent while one is pending merge: at least one each. */
+	ck_assert_uint_ge(crowd_handled, CROWD_THREADS);
+	ck_assert_uint_eq(b, crowd_handled);
+	signal(SIGUSR1, SIG_DFL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("signal");
@@ -581,6 +741,12 @@ int main(void)
 	tcase_add_loop_test(
 		tc, test_handler_transaction_waits_for_a_commit_writing_back, 0,
 		LTX_TEST_NMODES);
+	tcase_add_loop_test(
+		tc, test_handler_on_a_thread_without_descriptor_inside_malloc,
+		0, LTX_TEST_NMODES);
+	tcase_add_loop_test(tc,
+			    test_more_handlers_without_descriptors_than_spares,
+			    0, LTX_TEST_NMODES);
 	suite_add_tcase(s, tc);
 	return ltx_test_run(s);
 }
