@@ -564,17 +564,20 @@ static void handler_on_fresh_thread(int sig)
 	fresh_ran = 1;
 }
 
-static void *malloc_loop(void *arg)
+/* Unblock SIGUSR1, say so in *ready (if not NULL), and malloc and free
+ * until *stop (no ltx call). */
+static void malloc_until(volatile sig_atomic_t *ready,
+			 volatile sig_atomic_t *stop)
 {
-	volatile sig_atomic_t *ready = arg;
 	sigset_t usr1;
 	unsigned i = 0;
 
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
 	pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
-	*ready = 1;
-	while (!fresh_ran) {
+	if (ready != NULL)
+		*ready = 1;
+	while (!*stop) {
 		char *p = malloc(2048 + (i++ % 64) * 64);
 
 		if (p == NULL)
@@ -582,6 +585,11 @@ static void *malloc_loop(void *arg)
 		p[0] = (char)i;
 		free(p);
 	}
+}
+
+static void *malloc_loop(void *arg)
+{
+	malloc_until(arg, &fresh_ran);
 	return NULL;
 }
 
@@ -648,21 +656,8 @@ static void handler_in_crowd(int sig)
 
 static void *crowd_loop(void *arg)
 {
-	sigset_t usr1;
-	unsigned i = 0;
-
 	(void)arg;
-	sigemptyset(&usr1);
-	sigaddset(&usr1, SIGUSR1);
-	pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
-	while (!crowd_stop) {
-		char *p = malloc(2048 + (i++ % 64) * 64);
-
-		if (p == NULL)
-			abort();
-		p[0] = (char)i;
-		free(p);
-	}
+	malloc_until(NULL, &crowd_stop);
 	return NULL;
 }
 
