@@ -193,6 +193,63 @@ END_TEST
 #endif
 
 #ifndef LTX_TEST_STATIC
+/*
+ * A handler on a thread that has no descriptor runs on a borrowed spare
+ * (tx.c), which a jump out of the handler gives back as a return does:
+ * after more rounds than there are spares, each a new thread jumping out
+ * of its handler with a transaction left open, a handler still gets one
+ * (a spare kept would make it wait for ever: the timeout), every
+ * committed increment is there, and the open transactions are gone.
+ */
+#define JUMP_ROUNDS 5
+
+static __thread sigjmp_buf thread_jump;
+
+static void borrow_and_jump(int sig)
+{
+	(void)sig;
+	TM_ATOMIC {
+		tm_st(&cell[0], tm_ltx(&cell[0]) + 1);
+	}
+	tm_st(&other[0], 7); /* left open */
+	siglongjmp(thread_jump, 1);
+}
+
+static void *jumping_thread(void *arg)
+{
+	(void)arg;
+	if (sigsetjmp(thread_jump, 1) == 0) {
+		raise(SIGUSR1);
+		return (void *)1; /* the handler returned */
+	}
+	return NULL;
+}
+
+START_TEST(test_siglongjmp_out_of_a_borrowing_handler_gives_it_back)
+{
+	set_mode(_i);
+	install(borrow_and_jump);
+	/* The process has used ltx (the spares exist). */
+	tm_st(&other[0], 0);
+	ck_assert(tm_commit());
+	for (int r = 0; r < JUMP_ROUNDS; r++) {
+		pthread_t t;
+		void *ret;
+
+		ck_assert_int_eq(pthread_create(&t, NULL, jumping_thread, NULL),
+				 0);
+		ck_assert_int_eq(pthread_join(t, &ret), 0);
+		ck_assert_ptr_null(ret);
+	}
+	ck_assert_uint_eq(cell[0], JUMP_ROUNDS);
+	ck_assert_uint_eq(other[0], 0);
+	assert_line_free();
+	signal(SIGUSR1, SIG_DFL);
+}
+END_TEST
+#endif
+
+#ifndef LTX_TEST_STATIC
 START_TEST(test_siglongjmp_out_of_a_handler_leaves_the_block)
 {
 	volatile int runs = 0;
@@ -397,6 +454,9 @@ static Suite *suite(void)
 		j, test_siglongjmp_out_of_a_handler_aborts_and_restores, 0, 2);
 	tcase_add_loop_test(
 		j, test_siglongjmp_out_of_a_handler_leaves_the_block, 0, 2);
+	tcase_add_loop_test(
+		j, test_siglongjmp_out_of_a_borrowing_handler_gives_it_back, 0,
+		2);
 #endif
 	suite_add_tcase(s, j);
 	tcase_set_timeout(u, 30);
