@@ -35,6 +35,13 @@ for w in $workloads; do
 		done
 	done
 done
+# Every row names the machine (CPUs online, the CPU, quoted).
+head -1 "$tmp.csv" | grep -q ',note,cpus,cpu$' ||
+	fail "the CSV header does not end with the machine's columns"
+cpus=$(getconf _NPROCESSORS_ONLN)
+if sed 1d "$tmp.csv" | grep -v ",$cpus,\"[^\"]*\"\$" | grep -q .; then
+	fail "a CSV row does not end with $cpus CPUs and the CPU"
+fi
 # Every run that reported a figure had its invariant checked.
 ran=$(grep -c '^[^,]*,[^,]*,[0-9]*,1,[0-9]' "$tmp.csv")
 grep -q "^ltxbench: $ran runs, each one's invariant checked" "$tmp.err" ||

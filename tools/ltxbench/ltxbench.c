@@ -949,10 +949,31 @@ static void print_markdown(void)
 		printf(".\n");
 }
 
+/* A CSV field in double quotes, its quotes doubled (RFC 4180). */
+static void csv_string(const char *prefix, const char *s, const char *suffix)
+{
+	printf("\"%s", prefix);
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	printf("%s\"", suffix);
+}
+
+/*
+ * One row per figure; every row ends with the machine (CPUs online and
+ * the CPU's model, as the table's header says them), so that rows
+ * gathered from several machines stay told apart.
+ */
 static void print_csv(void)
 {
+	char model[192];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	cpu_model(model, sizeof(model));
 	printf("workload,impl,threads,reps,ops_per_s_median,ops_per_s_min,"
-	       "ops_per_s_max,abort_pct,ratio_vs_%s,note\n",
+	       "ops_per_s_max,abort_pct,ratio_vs_%s,note,cpus,cpu\n",
 	       impls[opt.baseline].name);
 	for (int w = 0; w < opt.nwl; w++)
 		for (int i = 0; i < opt.nim; i++)
@@ -964,16 +985,21 @@ static void print_csv(void)
 				printf("%s,%s,%ld,%d,", r.wl, r.im, r.threads,
 				       r.nrates);
 				if (r.na != NULL) {
-					printf(",,,,,\"n/a (%s)\"\n", r.na);
-					continue;
+					printf(",,,,,");
+					csv_string("n/a (", r.na, ")");
+				} else {
+					printf("%.0f,%.0f,%.0f,", r.med, r.min,
+					       r.max);
+					if (r.abort_pct >= 0)
+						printf("%.3f", r.abort_pct);
+					putchar(',');
+					if (r.ratio >= 0)
+						printf("%.4f", r.ratio);
+					putchar(',');
 				}
-				printf("%.0f,%.0f,%.0f,", r.med, r.min, r.max);
-				if (r.abort_pct >= 0)
-					printf("%.3f", r.abort_pct);
-				putchar(',');
-				if (r.ratio >= 0)
-					printf("%.4f", r.ratio);
-				printf(",\n");
+				printf(",%ld,", cpus);
+				csv_string("", model, "");
+				putchar('\n');
 			}
 }
 
