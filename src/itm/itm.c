@@ -159,8 +159,7 @@ struct ltx_itm_thread *ltx_itm_thread_get(void)
 	}
 	if (ltx_unlikely(tx == &ltx_refuse_tx))
 		ltx_itm_fatal("a GCC transaction in a signal handler that "
-			      "interrupted another handler, or with no "
-			      "descriptor to run on (not supported)");
+			      "interrupted another handler (not supported)");
 	t = tx->frontend;
 	if (ltx_likely(t != NULL && t->takes == tx->takes))
 		return t;
