@@ -30,7 +30,10 @@
  * signal that lands while its thread writes that line back at a commit
  * (past the commit point, when it can no longer be doomed) must wait for
  * the write-back to end, or its handler's transaction would wait for ever
- * for the line (see ltx(7), Signals).
+ * for the line (see ltx(7), Signals).  With "bystander", the workers run
+ * no transaction at all, only a loop: each handler's transaction runs on
+ * a spare descriptor it borrows (their threads have none), after the main
+ * thread's one transaction has made the spares.
  */
 static volatile sig_atomic_t ticks;
 static long pair[2], done;
@@ -42,7 +45,7 @@ static struct {
 #define hpair h.pair
 #define hdone h.done
 static char h_pad[64] __attribute__((aligned(64), used));
-static int shared;
+static int shared, bystander;
 /* The workers' transactions, all threads together (shared runs). */
 static long iters;
 
@@ -80,6 +83,12 @@ static void *worker(void *arg)
 	 * them (which blocks it: the kernel would pick that idle thread). */
 	mask_sigalrm(1);
 
+	if (bystander) {
+		/* No transaction and no libc call: only the handler's. */
+		while (ticks < TICKS)
+			;
+		return NULL;
+	}
 	for (i = 0; i < MAX_ITERS && ticks < TICKS; i++) {
 		__transaction_atomic
 		{
@@ -97,7 +106,18 @@ int main(int argc, char **argv)
 	int n = nthreads_arg(argc, argv);
 
 	shared = argc > 2 && strcmp(argv[2], "shared") == 0;
+	bystander = argc > 2 && strcmp(argv[2], "bystander") == 0;
 	start_watchdog("handler_tx", 60);
+	if (bystander) {
+		/* The process has used ltx: the spares exist. */
+		__transaction_atomic
+		{
+			pair[0]++;
+			pair[1] = pair[0];
+			done++;
+		}
+		iters = 1;
+	}
 	start_alarm(on_alarm, 200);
 	run_threads(n, worker);
 	stop_alarm();
@@ -114,7 +134,10 @@ int main(int argc, char **argv)
 	}
 	/* The signals came, each ran its handler once. */
 	CHECK(ticks >= TICKS);
-	printf("handler_tx: %d threads%s: ok\n", n, shared ? ", shared" : "");
+	printf("handler_tx: %d threads%s: ok\n", n,
+	       shared	   ? ", shared"
+	       : bystander ? ", bystander"
+			   : "");
 	fprintf(stderr, "handler_tx: %ld handler transactions\n", (long)ticks);
 	return 0;
 }

@@ -363,6 +363,12 @@ if $CC -O2 -fgnu-tm -pthread -I"$srcdir/itm" "$srcdir/itm/handler_tx.c" \
 				>"$work/out" 2>"$work/err"
 			rc=$?
 			check "handler_tx $t threads shared, -lltx, instrumented, $m" yes
+			# Threads that run no transaction: the handlers
+			# borrow spare descriptors.
+			LTX_MODE=$m LTX_ITM_REPORT=1 "$work/handler_tx.ltx" \
+				$t bystander >"$work/out" 2>"$work/err"
+			rc=$?
+			check "handler_tx $t threads bystander, -lltx, $m" yes
 		done
 	done
 else
