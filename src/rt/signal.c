@@ -290,6 +290,9 @@ EXPORT int sigaction(int sig, const struct sigaction *act,
 			app_set(sig, act);
 	}
 	unlock_table(&saved);
+	if (rc == 0 && act != NULL && is_handler(act) &&
+	    hooks.installed != NULL)
+		hooks.installed();
 	return rc;
 }
 

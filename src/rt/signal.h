@@ -51,6 +51,10 @@ struct ltx_signal_hooks {
 	 * instruction) with an application handler must wait; uc is the
 	 * handler's ucontext_t. */
 	bool (*defer)(void *uc);
+	/* installed: the application installed a handler (sigaction,
+	 * signal); called outside the table's lock, and maybe from a
+	 * handler that calls sigaction. */
+	void (*installed)(void);
 };
 
 /*

@@ -357,6 +357,14 @@ bool ltx_tx_in_handler(void)
 	return nframes != 0;
 }
 
+/* A handler was installed: a handler on a thread without a descriptor
+ * will need a spare (tx.c), made now, outside handlers. */
+static void on_installed(void)
+{
+	if (nframes == 0)
+		ltx_tx_make_spares();
+}
+
 /* The commit is over: the signals that waited for it (ltx_tx_committed). */
 bool ltx_tx_deliver_waiting(struct ltx_tx *tx)
 {
@@ -374,6 +382,7 @@ void ltx_tx_signals_init(void)
 		.enter = on_enter,
 		.leave = on_leave,
 		.defer = on_defer,
+		.installed = on_installed,
 	};
 
 	ltx_signal_init(&hooks);

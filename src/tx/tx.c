@@ -106,12 +106,13 @@ static int init_error;
  * heap's lock, tests/unit/check_signal.c).  So such a handler borrows a
  * spare at its first operation (ltx_tx_self) and gives it back when it
  * returns or is left by a jump (tx/signal.c, handler_over).  Spares are
- * made with the first descriptor a thread takes: before that, the
- * process's first transaction in a handler takes the thread's descriptor
- * there, as if outside (ltx(7) says so; making them earlier, when a
- * handler is installed, would make the orec table then, and
- * LTX_OREC_BITS could no longer be set).  A spare is a handler descriptor
- * (no_alloc, never irrevocable, no
+ * made outside handlers: when the program installs a handler
+ * (ltx_tx_make_spares, from rt/signal.c's sigaction) and with the first
+ * descriptor a thread takes; the orec table may come later (table_init),
+ * so that LTX_OREC_BITS can still be set.  A handler that finds no spare
+ * (installed in a handler, or no memory) takes the thread's descriptor
+ * there as before.  A spare is a handler descriptor (no_alloc, never
+ * irrevocable, no
  * serial fallback; a handler interrupting its handler gets ltx_refuse_tx)
  * whose parent is ltx_boot_tx (idle, no stack), so that every test that
  * tells a handler descriptor by its parent holds for it as for a thread's
@@ -470,27 +471,51 @@ static void fork_child(void)
 	pthread_mutex_unlock(&registry_lock);
 }
 
+/*
+ * Once per process, in two steps.  global_init, for the registry: before
+ * the first descriptor, and before the spares, which the program's first
+ * handler install makes (ltx_tx_make_spares).  table_init, the orec
+ * table, whose size LTX_OREC_BITS can be set until then: at the first
+ * take, or at the first borrow of a spare, in a signal handler.  There
+ * pthread_once runs with the handler's signals blocked, as the visible
+ * mode's table_ready does for its table (a handler landing inside it on
+ * the same thread would wait for itself), and mmap and write are
+ * async-signal-safe.
+ */
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+static int table_error;
+
 static void global_init(void)
 {
-	unsigned bits = ltx_config.orec_bits;
-
 	settings_changed();
 	ltx_cd_holder = holder;
 	if (pthread_key_create(&exit_key, thread_exit) != 0 ||
-	    pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
+	    pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
 		init_error = ENOMEM;
-		return;
-	}
+}
+
+static void table_init(void)
+{
+	static const char msg[] = "ltx: cannot map the orec table\n";
+	unsigned bits = ltx_config.orec_bits;
+
 	/* Fall back to smaller tables rather than not run at all. */
 	while (ltx_orec_init(bits) != 0) {
 		if (bits <= LTX_OREC_BITS_MIN) {
-			init_error = ENOMEM;
-			fprintf(stderr, "ltx: cannot map the orec table\n");
+			table_error = ENOMEM;
+			(void)!write(2, msg, sizeof(msg) - 1);
 			return;
 		}
 		bits--;
 	}
 	ltx_config.orec_bits = bits;
+}
+
+/* The table step, signals blocked by the caller. */
+static bool orecs_ready(void)
+{
+	pthread_once(&table_once, table_init);
+	return table_error == 0;
 }
 
 /* A new descriptor, in the registry; a thread's own gets a reader slot at
@@ -524,7 +549,7 @@ struct ltx_tx *ltx_tx_registry(void)
 }
 
 static struct ltx_tx *take_descriptor(void);
-static struct ltx_tx *borrow_spare(void);
+static struct ltx_tx *borrow_spare(unsigned n);
 
 /*
  * The thread's descriptor, taken on its first use.  Taking it locks the
@@ -539,20 +564,22 @@ struct ltx_tx *ltx_tx_self(void)
 {
 	struct ltx_tx *tx = ltx_self;
 	sigset_t all, saved;
+	unsigned n;
 
 	if (tx != &ltx_boot_tx)
 		return tx;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &saved);
 	tx = ltx_self; /* a handler took it just before the block */
-	if (tx == &ltx_boot_tx && ltx_tx_in_handler()) {
+	n = __atomic_load_n(&nspares, __ATOMIC_ACQUIRE);
+	if (tx == &ltx_boot_tx && ltx_tx_in_handler() && n != 0) {
 		/* Until the handler is over (tx/signal.c). */
-		tx = borrow_spare();
+		tx = borrow_spare(n);
 		if (tx != NULL)
 			ltx_self = tx;
-	}
-	if (tx == &ltx_boot_tx || tx == NULL)
+	} else if (tx == &ltx_boot_tx) {
 		tx = take_descriptor();
+	}
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	return tx;
 }
@@ -593,17 +620,35 @@ static void make_spares_locked(void)
 	}
 }
 
-/*
- * A spare for a handler on a thread without a descriptor (see spares
- * above), signals blocked by the caller; NULL if none was made yet (no
- * thread has taken a descriptor, or no memory).  Set for the settings of
- * now, as a take sets a thread's descriptor.
- */
-static struct ltx_tx *borrow_spare(void)
+void ltx_tx_make_spares(void)
 {
-	unsigned n = __atomic_load_n(&nspares, __ATOMIC_ACQUIRE), spins = 0;
+	sigset_t all, saved;
 
-	if (n == 0)
+	if (__atomic_load_n(&nspares, __ATOMIC_ACQUIRE) == SPARES)
+		return;
+	pthread_once(&init_once, global_init);
+	if (init_error)
+		return;
+	/* As take_descriptor: no handler runs while the lock is held. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved);
+	pthread_mutex_lock(&registry_lock);
+	make_spares_locked();
+	pthread_mutex_unlock(&registry_lock);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+}
+
+/*
+ * One of the n spares made, for a handler on a thread without a
+ * descriptor (see spares above), signals blocked by the caller; NULL if
+ * the orec table cannot be made.  Set for the settings of now and the
+ * table, as a take sets a thread's descriptor.
+ */
+static struct ltx_tx *borrow_spare(unsigned n)
+{
+	unsigned spins = 0;
+
+	if (!orecs_ready())
 		return NULL;
 	for (;;) {
 		for (unsigned i = 0; i < n; i++) {
@@ -617,6 +662,8 @@ static struct ltx_tx *borrow_spare(void)
 				continue;
 			/* Another thread's, for the front ends (desc.h). */
 			s->takes++;
+			ltx_cd_attach(
+				&s->cd); /* made before the table, maybe */
 			rearm(s);
 			s->checkpoint = NULL;
 			/* As a take: the Dekker pair of tx/serial.h. */
@@ -650,7 +697,7 @@ static struct ltx_tx *take_descriptor(void)
 	struct ltx_tx *tx;
 
 	pthread_once(&init_once, global_init);
-	if (init_error)
+	if (init_error || !orecs_ready())
 		return NULL;
 	pthread_mutex_lock(&registry_lock);
 	for (tx = registry; tx != NULL; tx = tx->next_all)

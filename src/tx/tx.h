@@ -143,11 +143,14 @@ struct ltx_tx *ltx_tx_self(void);
 
 /*
  * Spare descriptors for signal handlers (tx.c says how they work).
- * ltx_tx_is_spare: whether tx is one.  ltx_tx_give_back_spare: the
+ * ltx_tx_make_spares: make them if not yet made; not in a handler (it
+ * locks and allocates).  ltx_tx_is_spare: whether tx is one.
+ * ltx_tx_give_back_spare: the
  * handler that borrowed tx is over, and tx's transaction has ended.
  * ltx_tx_in_handler (tx/signal.c): whether the calling thread is running
  * a signal handler that ltx wrapped.
  */
+void ltx_tx_make_spares(void);
 bool ltx_tx_is_spare(const struct ltx_tx *tx);
 void ltx_tx_give_back_spare(struct ltx_tx *tx);
 bool ltx_tx_in_handler(void);
