@@ -112,12 +112,12 @@ static int init_error;
  * so that LTX_OREC_BITS can still be set.  A handler that finds no spare
  * (installed in a handler, or no memory) takes the thread's descriptor
  * there as before.  A spare is a handler descriptor (no_alloc, never
- * irrevocable, no
- * serial fallback; a handler interrupting its handler gets ltx_refuse_tx)
- * whose parent is ltx_boot_tx (idle, no stack), so that every test that
- * tells a handler descriptor by its parent holds for it as for a thread's
- * twin.  While borrowed it counts as a live thread, as a taken
- * descriptor does (the serial token's drain must see its transactions).
+ * irrevocable, no serial fallback; a handler interrupting its handler
+ * gets ltx_refuse_tx) whose parent is ltx_boot_tx (idle, no stack), so
+ * that every test that tells a handler descriptor by its parent holds for
+ * it as for a thread's twin.  While borrowed it counts as a live thread,
+ * as a taken descriptor does (the serial token's drain must see its
+ * transactions).
  *
  * Synchronization: spares[] and the descriptors are written, under the
  * registry lock, before nspares is published (release; the borrower's
@@ -660,10 +660,10 @@ static struct ltx_tx *borrow_spare(unsigned n)
 				    &spare_busy[i], &expect, 1, false,
 				    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 				continue;
-			/* Another thread's, for the front ends (desc.h). */
+			/* Another thread's, for the front ends (desc.h); made
+			 * before the orec table, maybe. */
 			s->takes++;
-			ltx_cd_attach(
-				&s->cd); /* made before the table, maybe */
+			ltx_cd_attach(&s->cd);
 			rearm(s);
 			s->checkpoint = NULL;
 			/* As a take: the Dekker pair of tx/serial.h. */
