@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ltx-test.h"
@@ -630,11 +631,10 @@ END_TEST
 /*
  * More threads without a descriptor than there are spares, each in a
  * handler's transaction at once: the handlers that find every spare out
- * wait for one (the first version refused them, and their increments
- * were lost).  Six threads loop on malloc and free, the test sends each
- * of them SIGUSR1 over and over; every handler adds one to b, counts
- * itself and sleeps a little before it returns (keeping its spare); b
- * must equal the handlers run, and no run may hang.
+ * wait for one (refused, their increments would be lost).  Six threads loop on
+ * malloc and free, the test sends each of them SIGUSR1 over and over; every
+ * handler adds one to b, counts itself and sleeps a little before it returns
+ * (keeping its spare); b must equal the handlers run, and no run may hang.
  */
 #define CROWD_THREADS 6
 #define CROWD_SIGNALS 200
@@ -649,8 +649,8 @@ static void handler_in_crowd(int sig)
 		tm_st(&b, tm_lt(&b) + 1);
 	__atomic_add_fetch(&crowd_handled, 1, __ATOMIC_RELAXED);
 	/* The spare stays borrowed until the handler returns: a while, so
-	 * that more handlers than spares overlap. */
-	usleep(200);
+	 * that more handlers than spares overlap (nanosleep: safe here). */
+	nanosleep(&(struct timespec){ 0, 200000 }, NULL);
 }
 
 static void *crowd_loop(void *arg)
