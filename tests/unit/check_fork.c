@@ -152,6 +152,72 @@ START_TEST(test_child_of_fork_gets_the_lines_of_gone_threads)
 }
 END_TEST
 
+/*
+ * fork inside a signal handler whose transaction runs on a borrowed spare
+ * (its thread has no descriptor of its own, tx.c): the child goes on with
+ * the handler's transaction, which must commit there (fork_child keeps
+ * the spare as the forking thread's, and frees the others); in the parent
+ * the same transaction commits too, and the spare goes back when the
+ * handler returns, so that more rounds than spares all get one.  Each
+ * round is a new thread that signals itself.
+ */
+#define FORK_ROUNDS 4
+
+static struct line c;
+static volatile sig_atomic_t child_ok, parent_ok;
+
+static void fork_in_handler(int sig)
+{
+	tm_word_t v;
+	pid_t pid;
+	int status = 0;
+
+	(void)sig;
+	v = tm_ltx(&c.w);
+	tm_st(&c.w, v + 1);
+	pid = fork();
+	if (pid == 0)
+		_exit(tm_commit() && c.w == v + 1 ? 0 : 1);
+	child_ok = pid > 0 && waitpid(pid, &status, 0) == pid &&
+		   WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	parent_ok = tm_commit() && c.w == v + 1;
+}
+
+static void *signal_self(void *arg)
+{
+	(void)arg;
+	child_ok = parent_ok = 0;
+	raise(SIGUSR1);
+	return (void *)(uintptr_t)(child_ok && parent_ok);
+}
+
+START_TEST(test_fork_in_a_handler_on_a_spare)
+{
+	struct sigaction sa;
+
+	ck_assert_int_eq(tm_config_set("LTX_MODE", ltx_test_modes[_i]), 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fork_in_handler;
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	c.w = 0;
+	for (int r = 0; r < FORK_ROUNDS; r++) {
+		pthread_t t;
+		void *ok = NULL;
+
+		ck_assert_int_eq(pthread_create(&t, NULL, signal_self, NULL),
+				 0);
+		ck_assert_int_eq(pthread_join(t, &ok), 0);
+		ck_assert_msg(ok != NULL,
+			      "round %d: the child's commit failed (%d) or the "
+			      "parent's (%d)",
+			      r, (int)child_ok, (int)parent_ok);
+	}
+	ck_assert_uint_eq(c.w, FORK_ROUNDS);
+	signal(SIGUSR1, SIG_DFL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fork");
@@ -161,6 +227,8 @@ int main(void)
 	tcase_add_loop_test(tc,
 			    test_child_of_fork_gets_the_lines_of_gone_threads,
 			    0, 2 * NTAKES);
+	tcase_add_loop_test(tc, test_fork_in_a_handler_on_a_spare, 0,
+			    LTX_TEST_NMODES);
 	suite_add_tcase(s, tc);
 	return ltx_test_run(s);
 }
